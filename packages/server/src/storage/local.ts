@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto'
+import type { FileHandle } from 'node:fs/promises'
+import { link, mkdir, open, stat, unlink } from 'node:fs/promises'
+import path from 'node:path'
+import type { Readable } from 'node:stream'
+import { isUeError, UeError } from '../shared/errors.js'
+import type { StorageKey } from '../shared/types.js'
+import type { StorageDriver, StoredObject } from './driver.js'
+
+/** Stores each object as a file under `root`; the key is the path relative to it. */
+export function localDiskStorage(o: { root: string }): StorageDriver {
+  const root = path.resolve(o.root)
+
+  // Keys were validated upstream; this is defence in depth so no key can leave the root.
+  function pathOf(key: StorageKey): string {
+    if (
+      typeof key !== 'string' ||
+      key === '' ||
+      key.includes('\0') ||
+      key.includes('..') ||
+      key.includes('\\') ||
+      key.startsWith('/') ||
+      path.isAbsolute(key)
+    ) {
+      throw new UeError('UE_KEY_INVALID')
+    }
+    const full = path.resolve(root, key)
+    const rel = path.relative(root, full)
+    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
+      throw new UeError('UE_KEY_INVALID')
+    }
+    return full
+  }
+
+  return {
+    kind: 'local',
+
+    async put(key: StorageKey, body: Readable): Promise<void> {
+      const final = pathOf(key)
+      const part = `${final}.${randomBytes(8).toString('hex')}.part`
+      let fh: FileHandle
+      try {
+        await mkdir(path.dirname(final), { recursive: true })
+        fh = await open(part, 'wx')
+      } catch (cause) {
+        body.destroy()
+        throw new UeError('UE_STORAGE_FAILED', { cause })
+      }
+
+      // Writing through our own handle (not a pipeline into a WriteStream) guarantees the file
+      // is closed before we unlink it, so a failed write can never leave a `.part` behind.
+      let failed = false
+      let failure: unknown
+      try {
+        for await (const chunk of body) await writeAll(fh, chunk)
+      } catch (e) {
+        failed = true
+        failure = e
+      }
+      try {
+        await fh.close()
+      } catch (e) {
+        if (!failed) failure = e
+        failed = true
+      }
+      if (failed) {
+        await removeQuietly(part)
+        throw isUeError(failure) ? failure : new UeError('UE_STORAGE_FAILED', { cause: failure })
+      }
+
+      try {
+        // link() refuses to replace an existing file, which makes publishing atomic and exclusive.
+        await link(part, final)
+      } catch (cause) {
+        const detail = errno(cause) === 'EEXIST' ? 'exists' : undefined
+        throw new UeError('UE_STORAGE_FAILED', detail ? { detail, cause } : { cause })
+      } finally {
+        await removeQuietly(part)
+      }
+    },
+
+    async get(key: StorageKey, range?: { start: number; end: number }): Promise<StoredObject> {
+      const file = pathOf(key)
+      if (range && !validRange(range)) throw new RangeError('invalid byte range')
+      let fh: FileHandle
+      try {
+        fh = await open(file, 'r')
+      } catch (cause) {
+        throw notFoundOr(cause)
+      }
+      try {
+        // Stat the open handle, not the path, so size and bytes always describe the same file.
+        const st = await fh.stat()
+        if (!st.isFile()) throw new UeError('UE_NOT_FOUND')
+        const body = fh.createReadStream(range ? { start: range.start, end: range.end } : {})
+        return { body, size: st.size }
+      } catch (cause) {
+        await fh.close().catch(() => {})
+        throw isUeError(cause) ? cause : new UeError('UE_STORAGE_FAILED', { cause })
+      }
+    },
+
+    async stat(key: StorageKey): Promise<{ size: number } | null> {
+      const file = pathOf(key)
+      try {
+        const st = await stat(file)
+        return st.isFile() ? { size: st.size } : null
+      } catch (cause) {
+        if (isMissing(cause)) return null
+        throw new UeError('UE_STORAGE_FAILED', { cause })
+      }
+    },
+
+    async delete(key: StorageKey): Promise<void> {
+      const file = pathOf(key)
+      try {
+        await unlink(file)
+      } catch (cause) {
+        if (isMissing(cause)) return
+        throw new UeError('UE_STORAGE_FAILED', { cause })
+      }
+    },
+  }
+}
+
+async function writeAll(fh: FileHandle, chunk: unknown): Promise<void> {
+  const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Uint8Array)
+  let offset = 0
+  while (offset < buf.byteLength) {
+    const { bytesWritten } = await fh.write(buf, offset, buf.byteLength - offset)
+    offset += bytesWritten
+  }
+}
+
+function validRange(r: { start: number; end: number }): boolean {
+  return (
+    Number.isSafeInteger(r.start) && Number.isSafeInteger(r.end) && r.start >= 0 && r.end >= r.start
+  )
+}
+
+function errno(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string'
+    ? e.code
+    : undefined
+}
+
+function isMissing(e: unknown): boolean {
+  const code = errno(e)
+  return code === 'ENOENT' || code === 'ENOTDIR'
+}
+
+function notFoundOr(cause: unknown): UeError {
+  return isMissing(cause) || errno(cause) === 'EISDIR'
+    ? new UeError('UE_NOT_FOUND', { cause })
+    : new UeError('UE_STORAGE_FAILED', { cause })
+}
+
+async function removeQuietly(file: string): Promise<void> {
+  await unlink(file).catch(() => {})
+}

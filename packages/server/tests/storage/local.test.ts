@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { Readable } from 'node:stream'
+import { after, before, describe, test } from 'node:test'
+import { isUeError, UeError } from '../../src/shared/errors.js'
+import type { StorageKey } from '../../src/shared/types.js'
+import { localDiskStorage } from '../../src/storage/local.js'
+import { failingBody, storageDriverContract } from '../contracts/storage-driver.contract.js'
+
+storageDriverContract('local disk', async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'ue-local-contract-'))
+  return {
+    driver: localDiskStorage({ root }),
+    cleanup: () => rm(root, { recursive: true, force: true }),
+  }
+})
+
+async function listAll(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true })
+  return entries.map((e) => e.split(path.sep).join('/')).sort()
+}
+
+describe('localDiskStorage', () => {
+  // `outer` holds `root`, so anything escaping the root by one level would land in `outer`.
+  let outer: string
+  let root: string
+
+  before(async () => {
+    outer = await mkdtemp(path.join(tmpdir(), 'ue-local-'))
+    root = path.join(outer, 'root')
+  })
+  after(async () => {
+    await rm(outer, { recursive: true, force: true })
+  })
+
+  test('a failed write leaves no .part file and no object behind', async () => {
+    const storage = localDiskStorage({ root })
+    const key = 'file/20261123/broken.bin' as StorageKey
+    await assert.rejects(
+      storage.put(key, failingBody(Buffer.alloc(64 * 1024, 1)), {
+        size: 1_000_000,
+        contentType: 'application/octet-stream',
+      }),
+    )
+    const files = await listAll(root)
+    assert.deepEqual(
+      files.filter((f) => f.endsWith('.part')),
+      [],
+    )
+    assert.ok(!files.includes('file/20261123/broken.bin'))
+  })
+
+  test('a successful write leaves only the published file', async () => {
+    const storage = localDiskStorage({ root })
+    const key = 'image/20261123/1763890000abc123.png' as StorageKey
+    await storage.put(key, Readable.from([Buffer.from('png bytes')]), {
+      size: 9,
+      contentType: 'image/png',
+    })
+    const files = await listAll(path.join(root, 'image'))
+    assert.deepEqual(files, ['20261123', '20261123/1763890000abc123.png'])
+  })
+
+  test('an error from the body is passed through unchanged when it is a UeError', async () => {
+    const storage = localDiskStorage({ root })
+    const body = new Readable({
+      read() {
+        this.destroy(new UeError('UE_FILE_TOO_LARGE'))
+      },
+    })
+    await assert.rejects(
+      storage.put('file/too-large.bin' as StorageKey, body, { size: 1, contentType: 'x/y' }),
+      (e: unknown) => isUeError(e) && e.code === 'UE_FILE_TOO_LARGE',
+    )
+  })
+
+  test('keys that try to escape the root are refused and nothing is written outside it', async () => {
+    const storage = localDiskStorage({ root })
+    const snapshot = await listAll(outer)
+    const escapes = [
+      '../x',
+      '/etc/x',
+      'a/../../x',
+      '..',
+      'a/..',
+      '',
+      'a\0b',
+      '..\\x',
+      path.join(outer, 'abs.txt'),
+    ]
+    for (const key of escapes) {
+      const k = key as StorageKey
+      const isKeyInvalid = (e: unknown) => isUeError(e) && e.code === 'UE_KEY_INVALID'
+      await assert.rejects(
+        storage.put(k, Readable.from([Buffer.from('pwned')]), { size: 5, contentType: 'x/y' }),
+        isKeyInvalid,
+        `put ${JSON.stringify(key)}`,
+      )
+      await assert.rejects(storage.get(k), isKeyInvalid, `get ${JSON.stringify(key)}`)
+      await assert.rejects(storage.stat(k), isKeyInvalid, `stat ${JSON.stringify(key)}`)
+      await assert.rejects(storage.delete(k), isKeyInvalid, `delete ${JSON.stringify(key)}`)
+    }
+    assert.deepEqual(await listAll(outer), snapshot)
+  })
+
+  test('a directory is not an object', async () => {
+    const storage = localDiskStorage({ root })
+    const key = 'file/dir-test/inner.txt' as StorageKey
+    await storage.put(key, Readable.from([Buffer.from('x')]), {
+      size: 1,
+      contentType: 'text/plain',
+    })
+    const dir = 'file/dir-test' as StorageKey
+    assert.equal(await storage.stat(dir), null)
+    await assert.rejects(
+      storage.get(dir),
+      (e: unknown) => isUeError(e) && e.code === 'UE_NOT_FOUND',
+    )
+  })
+})
