@@ -1,0 +1,201 @@
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { UeError } from '../shared/errors.js'
+import { type ParsedServerConfig, ServerConfigSchema } from './schema.js'
+
+/** The validated config with every derived path and URL filled in. */
+export type ServerConfig = ParsedServerConfig & {
+  dataDir: string
+  publicUrl: string
+  storage: { driver: 'local'; root: string }
+  index: { driver: 'sqlite'; file: string }
+  uploads: ParsedServerConfig['uploads'] & { tempDir: string }
+}
+
+type Kind = 'string' | 'int' | 'list'
+interface EnvVar {
+  name: string
+  paths: readonly (readonly string[])[]
+  kind: Kind
+  help: string
+}
+
+const URL_PREFIX_KEYS = [
+  'imageUrlPrefix',
+  'scrawlUrlPrefix',
+  'snapscreenUrlPrefix',
+  'catcherUrlPrefix',
+  'videoUrlPrefix',
+  'audioUrlPrefix',
+  'fileUrlPrefix',
+  'imageManagerUrlPrefix',
+  'fileManagerUrlPrefix',
+]
+
+const one = (...path: string[]) => [path]
+
+/** Every environment variable the server reads. `docs/config.md` lists the same table. */
+export const ENV_VARS: readonly EnvVar[] = [
+  { name: 'HOST', paths: one('http', 'host'), kind: 'string', help: 'listen address' },
+  { name: 'PORT', paths: one('http', 'port'), kind: 'int', help: 'listen port' },
+  { name: 'UEDITOR_DATA_DIR', paths: one('dataDir'), kind: 'string', help: 'data folder' },
+  {
+    name: 'UEDITOR_CORS_ORIGINS',
+    paths: one('http', 'corsOrigins'),
+    kind: 'list',
+    help: 'allowed browser origins, comma-separated',
+  },
+  { name: 'UEDITOR_LOCALE', paths: one('locale'), kind: 'string', help: 'zh-CN or en' },
+  { name: 'UEDITOR_LOG_LEVEL', paths: one('logLevel'), kind: 'string', help: 'log level' },
+  {
+    name: 'UEDITOR_PUBLIC_URL',
+    paths: one('publicUrl'),
+    kind: 'string',
+    help: 'base URL of stored files in results',
+  },
+  { name: 'UEDITOR_STORAGE_ROOT', paths: one('storage', 'root'), kind: 'string', help: 'upload folder' },
+  { name: 'UEDITOR_SQLITE_FILE', paths: one('index', 'file'), kind: 'string', help: 'SQLite file' },
+  { name: 'UEDITOR_TEMP_DIR', paths: one('uploads', 'tempDir'), kind: 'string', help: 'spool folder' },
+  { name: 'UEDITOR_EDITOR_PATH', paths: one('routes', 'editor'), kind: 'string', help: 'editor URL path' },
+  { name: 'UEDITOR_FILES_PATH', paths: one('routes', 'files'), kind: 'string', help: 'files URL path' },
+  {
+    name: 'UEDITOR_ERROR_STATUS',
+    paths: one('http', 'errorStatus'),
+    kind: 'string',
+    help: 'protocol or http',
+  },
+  {
+    name: 'UEDITOR_JSONP_ACTIONS',
+    paths: one('http', 'jsonpActions'),
+    kind: 'list',
+    help: 'action kinds answering JSONP',
+  },
+  {
+    name: 'UEDITOR_SHUTDOWN_GRACE_MS',
+    paths: one('http', 'shutdownGraceMs'),
+    kind: 'int',
+    help: 'drain time on SIGTERM',
+  },
+  {
+    name: 'UEDITOR_URL_PREFIX',
+    paths: URL_PREFIX_KEYS.map((k) => ['editor', k]),
+    kind: 'string',
+    help: 'every *UrlPrefix at once',
+  },
+  ...(['image', 'scrawl', 'catcher', 'video', 'audio', 'file'] as const).map(
+    (kind): EnvVar => ({
+      name: `UEDITOR_${kind.toUpperCase()}_MAX_SIZE`,
+      paths: one('editor', `${kind}MaxSize`),
+      kind: 'int',
+      help: `${kind}MaxSize in bytes`,
+    }),
+  ),
+  ...(['image', 'catcher', 'video', 'audio', 'file'] as const).map(
+    (kind): EnvVar => ({
+      name: `UEDITOR_${kind.toUpperCase()}_ALLOW_FILES`,
+      paths: one('editor', `${kind}AllowFiles`),
+      kind: 'list',
+      help: `${kind}AllowFiles, comma-separated`,
+    }),
+  ),
+  {
+    name: 'UEDITOR_CATCHER_LOCAL_DOMAIN',
+    paths: one('editor', 'catcherLocalDomain'),
+    kind: 'list',
+    help: 'hosts never captured',
+  },
+]
+
+export interface LoadOptions {
+  /** Path of a JSON config file; `UEDITOR_CONFIG` is used when absent. */
+  configFile?: string
+  env?: NodeJS.ProcessEnv
+  /** Programmatic values, applied last. */
+  overrides?: unknown
+  cwd?: string
+}
+
+/** defaults ← JSON file ← environment ← overrides, validated once; throws UE_CONFIG_INVALID. */
+export function loadConfig(options: LoadOptions = {}): ServerConfig {
+  const env = options.env ?? process.env
+  const cwd = options.cwd ?? process.cwd()
+  const problems: string[] = []
+  const file = options.configFile ?? env.UEDITOR_CONFIG
+  let fromFile: unknown = {}
+  if (file) {
+    try {
+      fromFile = JSON.parse(readFileSync(resolve(cwd, file), 'utf8'))
+    } catch (e) {
+      problems.push(`config file ${file}: ${(e as Error).message}`)
+    }
+  }
+  const fromEnv: Record<string, unknown> = {}
+  for (const v of ENV_VARS) {
+    const raw = env[v.name]
+    if (raw === undefined || raw === '') continue
+    for (const path of v.paths) setPath(fromEnv, path, parseEnv(raw, v.kind))
+  }
+  const merged = deepMerge(deepMerge(fromFile, fromEnv), options.overrides ?? {})
+  const result = ServerConfigSchema.safeParse(merged)
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const path = issue.path.join('.') || '(root)'
+      const envName = ENV_VARS.find((v) => v.paths.some((p) => p.join('.') === path))?.name
+      const from = envName && env[envName] !== undefined ? ` (from ${envName})` : ''
+      problems.push(`${path}${from}: ${issue.message}`)
+    }
+  }
+  if (problems.length > 0 || !result.success) {
+    throw new UeError('UE_CONFIG_INVALID', { detail: `\n  - ${problems.join('\n  - ')}` })
+  }
+  return resolveDerived(result.data, cwd)
+}
+
+export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConfig {
+  const dataDir = resolve(cwd, cfg.dataDir)
+  return {
+    ...cfg,
+    dataDir,
+    publicUrl: cfg.publicUrl ?? `${cfg.routes.files}/`,
+    storage: { driver: 'local', root: resolve(dataDir, cfg.storage.root ?? 'uploads') },
+    index: { driver: 'sqlite', file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') },
+    uploads: { ...cfg.uploads, tempDir: resolve(dataDir, cfg.uploads.tempDir ?? 'tmp') },
+  }
+}
+
+function parseEnv(raw: string, kind: Kind): unknown {
+  if (kind === 'list')
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+  if (kind === 'int') return /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw
+  return raw
+}
+
+const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/** Plain objects merge key by key; arrays and scalars replace. Prototype keys are dropped. */
+export function deepMerge(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over
+  const out: Record<string, unknown> = Object.create(null)
+  for (const [k, v] of Object.entries(base)) if (!UNSAFE_KEYS.has(k)) out[k] = v
+  for (const [k, v] of Object.entries(over)) {
+    if (UNSAFE_KEYS.has(k)) continue
+    out[k] = deepMerge(out[k], v)
+  }
+  return { ...out }
+}
+
+function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = target
+  for (const key of path.slice(0, -1)) {
+    if (!isPlainObject(node[key])) node[key] = {}
+    node = node[key] as Record<string, unknown>
+  }
+  node[path[path.length - 1] as string] = value
+}

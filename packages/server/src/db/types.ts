@@ -1,0 +1,39 @@
+import type { Category, Page, StorageKey } from '../shared/types.js'
+
+export interface FileEntry {
+  id: number
+  key: StorageKey
+  category: Category
+  originalName: string
+  ext: string
+  size: number
+  mime: string
+  sha256: string
+  /** Milliseconds since the epoch. */
+  createdAt: number
+}
+
+export type NewFileEntry = Omit<FileEntry, 'id' | 'createdAt'> & { createdAt?: number }
+
+export interface ListQuery {
+  categories: readonly Category[]
+  /** Lower-case dotted extensions; absent or empty means any. */
+  exts?: readonly string[]
+  start: number
+  size: number
+}
+
+export interface FileIndex {
+  add(entry: NewFileEntry): Promise<FileEntry>
+  /** Newest first, stable: created_at desc, id desc. */
+  list(q: ListQuery): Promise<Page<FileEntry>>
+  get(key: StorageKey): Promise<FileEntry | null>
+  remove(key: StorageKey): Promise<boolean>
+}
+
+export interface MetadataStore {
+  readonly dialect: 'sqlite' | 'postgres'
+  readonly files: FileIndex
+  migrate(): Promise<void>
+  close(): Promise<void>
+}

@@ -1,0 +1,134 @@
+import type { EditorConfig } from '../config/schema.js'
+import { UeError } from '../shared/errors.js'
+import type { Category } from '../shared/types.js'
+
+export type ActionKind = 'config' | 'upload' | 'base64' | 'catch' | 'list'
+
+export interface UploadRule {
+  category: Category
+  /** Accepted multipart field names, the configured one first. */
+  fieldNames: readonly string[]
+  maxSize: number
+  allowFiles: readonly string[]
+  pathFormat: string
+}
+
+export interface CatchRule extends UploadRule {
+  localDomains: readonly string[]
+}
+
+export interface ListRule {
+  categories: readonly Category[]
+  listSize: number
+  allowFiles: readonly string[]
+}
+
+export type ActionDef =
+  | { name: string; kind: 'config' }
+  | { name: string; kind: 'upload' | 'base64'; rule: UploadRule }
+  | { name: string; kind: 'catch'; rule: CatchRule }
+  | { name: string; kind: 'list'; rule: ListRule }
+
+export type ActionTable = ReadonlyMap<string, ActionDef>
+
+/**
+ * The routes are data: built from the editor config, so renaming `imageActionName` renames
+ * the action. Two entries may share a name only when they are the same upload (snapscreen
+ * usually reuses the image action); any other clash is a configuration error.
+ */
+export function buildActionTable(e: EditorConfig): ActionTable {
+  const image: UploadRule = {
+    category: 'image',
+    fieldNames: unique([e.imageFieldName, 'upfile']),
+    maxSize: e.imageMaxSize,
+    allowFiles: e.imageAllowFiles,
+    pathFormat: e.imagePathFormat,
+  }
+  const defs: ActionDef[] = [
+    { name: 'config', kind: 'config' },
+    { name: e.imageActionName, kind: 'upload', rule: image },
+    {
+      name: e.scrawlActionName,
+      kind: 'base64',
+      rule: {
+        category: 'scrawl',
+        fieldNames: unique([e.scrawlFieldName, 'upfile']),
+        maxSize: e.scrawlMaxSize,
+        allowFiles: ['.png'],
+        pathFormat: e.scrawlPathFormat,
+      },
+    },
+    {
+      name: e.snapscreenActionName,
+      kind: 'upload',
+      rule: { ...image, category: 'snapscreen', pathFormat: e.snapscreenPathFormat },
+    },
+    {
+      name: e.catcherActionName,
+      kind: 'catch',
+      rule: {
+        category: 'catch',
+        fieldNames: [e.catcherFieldName],
+        maxSize: e.catcherMaxSize,
+        allowFiles: e.catcherAllowFiles,
+        pathFormat: e.catcherPathFormat,
+        localDomains: e.catcherLocalDomain,
+      },
+    },
+    ...(['video', 'audio', 'file'] as const).map(
+      (kind): ActionDef => ({
+        name: e[`${kind}ActionName`],
+        kind: 'upload',
+        rule: {
+          category: kind,
+          fieldNames: [e[`${kind}FieldName`]],
+          maxSize: e[`${kind}MaxSize`],
+          allowFiles: e[`${kind}AllowFiles`],
+          pathFormat: e[`${kind}PathFormat`],
+        },
+      }),
+    ),
+    {
+      name: e.imageManagerActionName,
+      kind: 'list',
+      rule: {
+        categories: ['image', 'scrawl', 'snapscreen', 'catch'],
+        listSize: e.imageManagerListSize,
+        allowFiles: e.imageManagerAllowFiles,
+      },
+    },
+    {
+      name: e.fileManagerActionName,
+      kind: 'list',
+      rule: {
+        categories: ['file'],
+        listSize: e.fileManagerListSize,
+        allowFiles: e.fileManagerAllowFiles,
+      },
+    },
+  ]
+
+  const table = new Map<string, ActionDef>()
+  const clashes: string[] = []
+  for (const def of defs) {
+    const existing = table.get(def.name)
+    if (!existing) table.set(def.name, def)
+    else if (!(isSnapOnImage(existing, def) || isSnapOnImage(def, existing)))
+      clashes.push(`action name "${def.name}" is used by two different actions`)
+  }
+  if (clashes.length > 0) throw new UeError('UE_CONFIG_INVALID', { detail: clashes.join('; ') })
+  return table
+}
+
+function isSnapOnImage(first: ActionDef, second: ActionDef): boolean {
+  return (
+    first.kind === 'upload' &&
+    second.kind === 'upload' &&
+    first.rule.category === 'image' &&
+    second.rule.category === 'snapscreen'
+  )
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)]
+}

@@ -1,0 +1,44 @@
+import type { ListRule } from '../action-table.js'
+import type { ActionContext } from '../deps.js'
+import { type ListEntry, listEntry } from '../results.js'
+
+export interface ListResult {
+  state: 'SUCCESS'
+  list: ListEntry[]
+  start: number
+  total: number
+}
+
+const MAX_LIST_SIZE = 100
+
+/**
+ * listImage / listFile from the index: newest first. `start` that is absent, negative,
+ * non-numeric, repeated or `NaN` (the client sends `NaN` after a bad answer) counts as 0;
+ * `size` defaults to the configured list size and is clamped to [1, 100].
+ */
+export async function handleList(ctx: ActionContext, rule: ListRule): Promise<ListResult> {
+  const start = singleInteger(ctx.url.searchParams, 'start', 15) ?? 0
+  const size = Math.min(
+    Math.max(singleInteger(ctx.url.searchParams, 'size', 6) ?? rule.listSize, 1),
+    MAX_LIST_SIZE,
+  )
+  const page = await ctx.deps.files.list({
+    categories: rule.categories,
+    exts: rule.allowFiles,
+    start,
+    size,
+  })
+  return {
+    state: 'SUCCESS',
+    list: page.items.map((e) => listEntry(ctx.deps.config.publicUrl, e)),
+    start,
+    total: page.total,
+  }
+}
+
+function singleInteger(params: URLSearchParams, name: string, maxDigits: number): number | null {
+  const values = params.getAll(name)
+  if (values.length !== 1) return null
+  const value = (values[0] ?? '').trim()
+  return new RegExp(`^\\d{1,${maxDigits}}$`).test(value) ? Number(value) : null
+}

@@ -1,0 +1,20 @@
+import type { ServerConfig } from '../config/load.js'
+import type { FileIndex } from '../db/types.js'
+import type { Logger } from '../shared/types.js'
+import type { StorageDriver } from '../storage/driver.js'
+import type { ActionTable } from './action-table.js'
+
+/** What every action handler may use; built once by the composition root. */
+export interface EditorDeps {
+  config: ServerConfig
+  table: ActionTable
+  storage: StorageDriver
+  files: FileIndex
+  log: Logger
+}
+
+export interface ActionContext {
+  request: Request
+  url: URL
+  deps: EditorDeps
+}

@@ -1,0 +1,62 @@
+import { createReadStream } from 'node:fs'
+import type { FileEntry } from '../db/types.js'
+import { cleanOriginalName } from '../ingest/display-name.js'
+import { renderKey } from '../ingest/keys.js'
+import { decideContentType } from '../ingest/sniff.js'
+import type { TempFile } from '../ingest/temp-file.js'
+import { UeError } from '../shared/errors.js'
+import type { StorageKey } from '../shared/types.js'
+import type { UploadRule } from './action-table.js'
+import type { EditorDeps } from './deps.js'
+
+const KEY_ATTEMPTS = 3
+
+/**
+ * TempFile → sniffed type → server key → storage → index. Whatever fails, nothing stays
+ * half-done: an object whose index row cannot be written is deleted again.
+ */
+export async function storeTempFile(
+  deps: EditorDeps,
+  file: TempFile,
+  rule: UploadRule,
+  claimedExt: string,
+): Promise<FileEntry> {
+  const type = await decideContentType(file.path, claimedExt, rule.allowFiles, {
+    allowActiveContent: deps.config.security.allowActiveContent,
+  })
+  const key = await putUnderFreshKey(deps, file, rule.pathFormat, type.ext, type.mime)
+  try {
+    return await deps.files.add({
+      key,
+      category: rule.category,
+      originalName: cleanOriginalName(file.originalName, `${rule.category}${type.ext}`),
+      ext: type.ext,
+      size: file.size,
+      mime: type.mime,
+      sha256: file.sha256,
+    })
+  } catch (cause) {
+    await deps.storage.delete(key).catch((e: unknown) => deps.log.error({ err: e, key }, 'undo failed'))
+    throw cause instanceof UeError ? cause : new UeError('UE_INDEX_FAILED', { cause })
+  }
+}
+
+async function putUnderFreshKey(
+  deps: EditorDeps,
+  file: TempFile,
+  pathFormat: string,
+  ext: string,
+  contentType: string,
+): Promise<StorageKey> {
+  for (let attempt = 1; ; attempt++) {
+    const key = renderKey(pathFormat, ext)
+    try {
+      await deps.storage.put(key, createReadStream(file.path), { size: file.size, contentType })
+      return key
+    } catch (cause) {
+      const exists = cause instanceof UeError && cause.detail === 'exists'
+      if (exists && attempt < KEY_ATTEMPTS) continue
+      throw cause instanceof UeError ? cause : new UeError('UE_STORAGE_FAILED', { cause })
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import type { FetchHandler } from '../shared/types.js'
+
+/** The headers UEditor Plus sends, including the underscore form its video dialog uses. */
+const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Requested-With, X_Requested_With'
+
+/**
+ * Exact-origin CORS: allowed origins get `Access-Control-Allow-Origin` echoed (never `*`,
+ * never credentials); preflights are answered here and never reach the handler.
+ */
+export function withCors(handler: FetchHandler, origins: readonly string[]): FetchHandler {
+  const allowed = new Set(origins)
+  return async (request) => {
+    const origin = request.headers.get('origin')
+    const ok = origin !== null && allowed.has(origin)
+    if (request.method === 'OPTIONS') {
+      const headers = new Headers({ Vary: 'Origin', 'Content-Length': '0' })
+      if (ok) {
+        headers.set('Access-Control-Allow-Origin', origin)
+        headers.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS')
+        headers.set('Access-Control-Allow-Headers', ALLOWED_HEADERS)
+        headers.set('Access-Control-Max-Age', '600')
+      }
+      return new Response(null, { status: 204, headers })
+    }
+    const response = await handler(request)
+    const headers = new Headers(response.headers)
+    headers.append('Vary', 'Origin')
+    if (ok) headers.set('Access-Control-Allow-Origin', origin)
+    return new Response(response.body, { status: response.status, headers })
+  }
+}

@@ -1,0 +1,8 @@
+export { type ServerConfig, loadConfig, ENV_VARS } from './config/load.js'
+export type { EditorConfig, ServerConfigInput } from './config/schema.js'
+export { EDITOR_DEFAULTS } from './config/editor-defaults.js'
+export { toNodeHandler, type NodeHandler } from './http/node.js'
+export { createUeditorServer, type UeditorOptions, type UeditorServer } from './server.js'
+export { CODES, UeError, type UeErrorCode } from './shared/errors.js'
+export type { Category, FetchHandler, Logger } from './shared/types.js'
+export type { StorageDriver, PutMeta } from './storage/driver.js'

@@ -1,0 +1,74 @@
+import { createHash, randomUUID } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
+import { mkdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { UeError } from '../shared/errors.js'
+
+/** A spooled upload on local disk. `originalName` is client-supplied and only ever echoed. */
+export interface TempFile {
+  readonly path: string
+  readonly size: number
+  readonly sha256: string
+  readonly originalName: string
+  dispose(): Promise<void>
+}
+
+/** A per-request spool folder, removed as a whole when the request ends. */
+export interface Spool {
+  readonly dir: string
+  write(source: Readable, maxSize: number, originalName: string): Promise<TempFile>
+  dispose(): Promise<void>
+}
+
+export async function createSpool(tempRoot: string): Promise<Spool> {
+  const dir = join(tempRoot, `req-${randomUUID()}`)
+  await mkdir(dir, { recursive: true })
+  let disposed = false
+  return {
+    dir,
+    write: (source, maxSize, originalName) => spoolStream(dir, source, maxSize, originalName),
+    async dispose() {
+      if (disposed) return
+      disposed = true
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Streams into a new file, hashing and counting; past `maxSize` it stops and deletes it. */
+async function spoolStream(
+  dir: string,
+  source: Readable,
+  maxSize: number,
+  originalName: string,
+): Promise<TempFile> {
+  const path = join(dir, randomUUID())
+  const hash = createHash('sha256')
+  let size = 0
+  try {
+    await pipeline(
+      source,
+      async function* (chunks: AsyncIterable<Buffer>) {
+        for await (const chunk of chunks) {
+          size += chunk.length
+          if (size > maxSize) throw new UeError('UE_FILE_TOO_LARGE')
+          hash.update(chunk)
+          yield chunk
+        }
+      },
+      createWriteStream(path, { flags: 'wx' }),
+    )
+  } catch (e) {
+    await rm(path, { force: true })
+    throw e
+  }
+  return {
+    path,
+    size,
+    sha256: hash.digest('hex'),
+    originalName,
+    dispose: () => rm(path, { force: true }),
+  }
+}

@@ -1,0 +1,100 @@
+import { mkdir } from 'node:fs/promises'
+import { type LoadOptions, loadConfig, type ServerConfig } from './config/load.js'
+import type { ServerConfigInput } from './config/schema.js'
+import { openMetadataStore } from './db/open.js'
+import type { MetadataStore } from './db/types.js'
+import { buildActionTable } from './editor/action-table.js'
+import { createEditorHandler } from './editor/dispatch.js'
+import { jsonResponse } from './editor/respond.js'
+import { withCors } from './http/cors.js'
+import { createFileServer } from './http/static.js'
+import { consoleLogger, silentLogger } from './shared/log.js'
+import type { FetchHandler, Logger } from './shared/types.js'
+import { localDiskStorage } from './storage/local.js'
+import type { StorageDriver } from './storage/driver.js'
+
+export interface UeditorOptions {
+  /** Config values, applied over the file and the environment. */
+  config?: ServerConfigInput
+  /** Path of a JSON config file (else `UEDITOR_CONFIG`). */
+  configFile?: string
+  /** Environment to read `UEDITOR_*` from; default `process.env`. Pass `{}` to ignore it. */
+  env?: NodeJS.ProcessEnv
+  logger?: Logger
+}
+
+export interface UeditorServer {
+  readonly config: ServerConfig
+  /** The UEditor endpoint: routes on `?action=` only, so it can be mounted at any path. */
+  readonly editor: FetchHandler
+  /** Serves stored files under `routes.files`. */
+  readonly files: FetchHandler
+  /** Everything by path, as the standalone server serves it. */
+  readonly fetch: FetchHandler
+  close(): Promise<void>
+}
+
+/** The composition root: config → drivers → services → product handlers. */
+export async function createUeditorServer(options: UeditorOptions = {}): Promise<UeditorServer> {
+  const loadOptions: LoadOptions = { overrides: options.config ?? {} }
+  if (options.configFile !== undefined) loadOptions.configFile = options.configFile
+  if (options.env !== undefined) loadOptions.env = options.env
+  const config = loadConfig(loadOptions)
+  const log =
+    options.logger ?? (config.logLevel === 'silent' ? silentLogger : consoleLogger(config.logLevel))
+  const table = buildActionTable(config.editor)
+
+  await mkdir(config.uploads.tempDir, { recursive: true })
+  const storage: StorageDriver = localDiskStorage({ root: config.storage.root })
+  const store: MetadataStore = await openMetadataStore(config.index)
+  try {
+    await store.migrate()
+  } catch (e) {
+    await store.close()
+    throw e
+  }
+
+  const cors = (h: FetchHandler) => withCors(h, config.http.corsOrigins)
+  const editor = cors(createEditorHandler({ config, table, storage, files: store.files, log }))
+  const files = createFileServer({
+    storage,
+    basePath: `${config.routes.files}/`,
+    lookupType: async (key) => {
+      const entry = await store.files.get(key)
+      return entry ? { mime: entry.mime } : null
+    },
+  })
+  const health: FetchHandler = async () => {
+    await store.files.list({ categories: ['image'], start: 0, size: 0 })
+    return jsonResponse({ status: 'ok' })
+  }
+
+  const editorPath = config.routes.editor
+  const filesPrefix = `${config.routes.files}/`
+  const fetch: FetchHandler = async (request) => {
+    const { pathname } = new URL(request.url)
+    try {
+      if (pathname === editorPath || pathname === `${editorPath}/`) return await editor(request)
+      if (pathname.startsWith(filesPrefix)) return await files(request)
+      if (pathname === '/healthz') return await health(request)
+      return jsonResponse({ error: { code: 'UE_NOT_FOUND', message: 'Not found' } }, 404)
+    } catch (err) {
+      log.error({ err, path: pathname }, 'unhandled error')
+      return jsonResponse({ error: { code: 'UE_INTERNAL', message: 'Internal error' } }, 500)
+    }
+  }
+
+  let closed = false
+  return {
+    config,
+    editor,
+    files,
+    fetch,
+    async close() {
+      if (closed) return
+      closed = true
+      await store.close()
+      await storage.close?.()
+    },
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The catalogue of stable error codes. A code is never renamed once released; `docs/errors.md`
+ * has one heading per code. `status` is used where the caller speaks HTTP status (materials API,
+ * `errorStatus: 'http'`); the editor endpoint answers HTTP 200 with a readable `state` by default.
+ */
+export const CODES = {
+  UE_ACTION_UNKNOWN: { status: 400 },
+  UE_METHOD_NOT_ALLOWED: { status: 405 },
+  UE_FILE_MISSING: { status: 400 },
+  UE_FILE_TOO_LARGE: { status: 413 },
+  UE_FILE_EMPTY: { status: 400 },
+  UE_TYPE_NOT_ALLOWED: { status: 415 },
+  UE_CONTENT_MISMATCH: { status: 415 },
+  UE_TOO_MANY_FILES: { status: 400 },
+  UE_BODY_INVALID: { status: 400 },
+  UE_BODY_TOO_LARGE: { status: 413 },
+  UE_BODY_ENCODING: { status: 415 },
+  UE_BODY_CONSUMED: { status: 500 },
+  UE_KEY_INVALID: { status: 400 },
+  UE_REMOTE_URL_INVALID: { status: 400 },
+  UE_REMOTE_FORBIDDEN: { status: 403 },
+  UE_REMOTE_FAILED: { status: 502 },
+  UE_REMOTE_NOT_IMAGE: { status: 415 },
+  UE_STORAGE_FAILED: { status: 500 },
+  UE_INDEX_FAILED: { status: 500 },
+  UE_UNAUTHORIZED: { status: 401 },
+  UE_FORBIDDEN: { status: 403 },
+  UE_NOT_FOUND: { status: 404 },
+  UE_CALLBACK_INVALID: { status: 400 },
+  UE_CONFIG_INVALID: { status: 500 },
+  UE_SHUTTING_DOWN: { status: 503 },
+  UE_INTERNAL: { status: 500 },
+} as const satisfies Record<string, { status: number }>
+
+export type UeErrorCode = keyof typeof CODES
+
+export class UeError extends Error {
+  override readonly name = 'UeError'
+  readonly code: UeErrorCode
+  /** Safe, user-facing extra detail (never paths, hosts or stack traces). */
+  readonly detail: string | undefined
+
+  constructor(code: UeErrorCode, options?: { detail?: string; cause?: unknown }) {
+    super(options?.detail ? `${code}: ${options.detail}` : code, { cause: options?.cause })
+    this.code = code
+    this.detail = options?.detail
+  }
+
+  get status(): number {
+    return CODES[this.code].status
+  }
+}
+
+export function isUeError(e: unknown): e is UeError {
+  return e instanceof UeError
+}

@@ -1,0 +1,30 @@
+export type FetchHandler = (request: Request) => Promise<Response>
+
+/** The kinds of stored file; each upload action writes one, listings read one or more. */
+export type Category = 'image' | 'scrawl' | 'snapscreen' | 'catch' | 'video' | 'audio' | 'file'
+export const CATEGORIES: readonly Category[] = [
+  'image',
+  'scrawl',
+  'snapscreen',
+  'catch',
+  'video',
+  'audio',
+  'file',
+]
+
+export type Id = number | string
+
+export interface Page<T> {
+  items: T[]
+  total: number
+}
+
+/** A storage key made only by `ingest/keys.ts`: relative, normalised, traversal-free. */
+export type StorageKey = string & { readonly __brand: 'StorageKey' }
+
+export interface Logger {
+  debug(o: object, msg?: string): void
+  info(o: object, msg?: string): void
+  warn(o: object, msg?: string): void
+  error(o: object, msg?: string): void
+}

@@ -1,0 +1,64 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { toNodeHandler } from '../http/node.js'
+import { createUeditorServer, type UeditorOptions, type UeditorServer } from '../server.js'
+import type { FetchHandler } from '../shared/types.js'
+
+export interface RunningServer {
+  readonly ue: UeditorServer
+  readonly http: Server
+  /** `http://host:port`, with the real port when 0 was asked for. */
+  readonly url: string
+  /** Stops accepting, lets in-flight requests finish (up to the grace time), closes the DB. */
+  close(): Promise<void>
+}
+
+/** The standalone server: one node:http server in front of `ue.fetch`. */
+export async function startServer(options: UeditorOptions = {}): Promise<RunningServer> {
+  const ue = await createUeditorServer(options)
+  const { http: cfg } = ue.config
+  let inFlight = 0
+  let idle: (() => void) | undefined
+  const tracked: FetchHandler = async (request) => {
+    inFlight++
+    try {
+      return await ue.fetch(request)
+    } finally {
+      inFlight--
+      if (inFlight === 0) idle?.()
+    }
+  }
+  const server = createServer(
+    { headersTimeout: cfg.headersTimeoutMs, requestTimeout: 0, keepAliveTimeout: 5_000 },
+    toNodeHandler(tracked),
+  )
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(cfg.port, cfg.host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const address = server.address() as AddressInfo
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
+
+  let closing: Promise<void> | undefined
+  const close = () => {
+    closing ??= (async () => {
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeIdleConnections()
+      if (inFlight > 0) {
+        const drained = new Promise<void>((resolve) => {
+          idle = resolve
+        })
+        const grace = new Promise<void>((resolve) => setTimeout(resolve, cfg.shutdownGraceMs).unref())
+        await Promise.race([drained, grace])
+      }
+      server.closeAllConnections()
+      await stopped
+      await ue.close()
+    })()
+    return closing
+  }
+  return { ue, http: server, url: `http://${host}:${address.port}`, close }
+}
