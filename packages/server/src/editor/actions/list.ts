@@ -14,10 +14,11 @@ const MAX_LIST_SIZE = 100
 /**
  * listImage / listFile from the index: newest first. `start` that is absent, negative,
  * non-numeric, repeated or `NaN` (the client sends `NaN` after a bad answer) counts as 0;
- * `size` defaults to the configured list size and is clamped to [1, 100].
+ * `size` defaults to the configured list size and is clamped to [1, 100]. The answer echoes
+ * the `start` actually used, since the client computes the next offset from it.
  */
 export async function handleList(ctx: ActionContext, rule: ListRule): Promise<ListResult> {
-  const start = singleInteger(ctx.url.searchParams, 'start', 15) ?? 0
+  const start = Math.max(singleInteger(ctx.url.searchParams, 'start', 15) ?? 0, 0)
   const size = Math.min(
     Math.max(singleInteger(ctx.url.searchParams, 'size', 6) ?? rule.listSize, 1),
     MAX_LIST_SIZE,
@@ -40,5 +41,5 @@ function singleInteger(params: URLSearchParams, name: string, maxDigits: number)
   const values = params.getAll(name)
   if (values.length !== 1) return null
   const value = (values[0] ?? '').trim()
-  return new RegExp(`^\\d{1,${maxDigits}}$`).test(value) ? Number(value) : null
+  return new RegExp(`^-?\\d{1,${maxDigits}}$`).test(value) ? Number(value) : null
 }

@@ -1,0 +1,71 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import type { ServerConfigInput } from '../../src/config/schema.js'
+import { type RunningServer, startServer } from '../../src/standalone/serve.js'
+
+export interface TestServer extends RunningServer {
+  dataDir: string
+  /** `url + routes.editor + '?action=' + action` plus extra query text. */
+  action(name: string, query?: string): string
+  /** Every file under the storage root and the temp folder, relative paths. */
+  storedFiles(): Promise<string[]>
+  tempFiles(): Promise<string[]>
+}
+
+/** A real standalone server on 127.0.0.1:0 with a fresh data folder; closed after the test. */
+export async function startTestServer(
+  t: TestContext | { after(fn: () => Promise<void>): void },
+  config: ServerConfigInput = {},
+): Promise<TestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-test-'))
+  const server = await startServer({
+    env: {},
+    config: {
+      logLevel: 'silent',
+      ...config,
+      dataDir,
+      http: { port: 0, host: '127.0.0.1', shutdownGraceMs: 2_000, ...config.http },
+    },
+  })
+  t.after(async () => {
+    await server.close()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+  const { routes } = server.ue.config
+  return Object.assign(server, {
+    dataDir,
+    action: (name: string, query = '') => `${server.url}${routes.editor}?action=${name}${query}`,
+    storedFiles: () => listFiles(server.ue.config.storage.root),
+    tempFiles: () => listFiles(server.ue.config.uploads.tempDir),
+  })
+}
+
+async function listFiles(root: string): Promise<string[]> {
+  try {
+    const entries = await readdir(root, { recursive: true, withFileTypes: true })
+    return entries
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath ?? (e as unknown as { path: string }).path, e.name).slice(root.length + 1))
+      .sort()
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw e
+  }
+}
+
+/** Polls until `check` holds or the time is up; returns the last value of `check`. */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  check: (value: T) => boolean,
+  timeoutMs = 3_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let value = await read()
+  while (!check(value) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 25))
+    value = await read()
+  }
+  return value
+}
