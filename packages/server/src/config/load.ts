@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { UeError } from '../shared/errors.js'
-import { type ParsedServerConfig, ServerConfigSchema } from './schema.js'
+import { ACTIVE_CONTENT_EXTS, type ParsedServerConfig, ServerConfigSchema } from './schema.js'
 
 /** The validated config with every derived path and URL filled in. */
 export type ServerConfig = ParsedServerConfig & {
@@ -136,6 +136,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     for (const path of v.paths) setPath(fromEnv, path, parseEnv(raw, v.kind))
   }
   const merged = deepMerge(deepMerge(fromFile, fromEnv), options.overrides ?? {})
+  problems.push(...activeContentProblems(merged))
   const result = ServerConfigSchema.safeParse(merged)
   if (!result.success) {
     for (const issue of result.error.issues) {
@@ -161,6 +162,24 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
     index: { driver: 'sqlite', file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') },
     uploads: { ...cfg.uploads, tempDir: resolve(dataDir, cfg.uploads.tempDir ?? 'tmp') },
   }
+}
+
+/** Script-capable extensions in any allow-list need `security.allowActiveContent`. */
+function activeContentProblems(input: unknown): string[] {
+  if (!isPlainObject(input) || !isPlainObject(input.editor)) return []
+  if (isPlainObject(input.security) && input.security.allowActiveContent === true) return []
+  const problems: string[] = []
+  for (const [key, value] of Object.entries(input.editor)) {
+    if (!key.endsWith('AllowFiles') || !Array.isArray(value)) continue
+    for (const ext of value) {
+      const normal = typeof ext === 'string' ? ext.trim().toLowerCase() : ''
+      if (ACTIVE_CONTENT_EXTS.has(normal))
+        problems.push(
+          `editor.${key}: "${normal}" can carry script; set security.allowActiveContent to allow it`,
+        )
+    }
+  }
+  return problems
 }
 
 function parseEnv(raw: string, kind: Kind): unknown {

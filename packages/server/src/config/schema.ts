@@ -189,20 +189,6 @@ export const ServerConfigSchema = z
       })
       .prefault({}),
   })
-  .superRefine((cfg, ctx) => {
-    if (cfg.security.allowActiveContent) return
-    for (const [key, value] of Object.entries(cfg.editor)) {
-      if (!key.endsWith('AllowFiles') || !Array.isArray(value)) continue
-      for (const ext of value as string[]) {
-        if (ACTIVE_CONTENT_EXTS.has(ext))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['editor', key],
-            message: `"${ext}" can carry script; set security.allowActiveContent to allow it`,
-          })
-      }
-    }
-  })
 
 export type ServerConfigInput = z.input<typeof ServerConfigSchema>
 export type ParsedServerConfig = z.infer<typeof ServerConfigSchema>

@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { toNodeHandler } from '../http/node.js'
 import { createUeditorServer, type UeditorOptions, type UeditorServer } from '../server.js'
-import type { FetchHandler } from '../shared/types.js'
 
 export interface RunningServer {
   readonly ue: UeditorServer
@@ -17,20 +16,20 @@ export interface RunningServer {
 export async function startServer(options: UeditorOptions = {}): Promise<RunningServer> {
   const ue = await createUeditorServer(options)
   const { http: cfg } = ue.config
+  // Counted from request to the last byte written, so shutdown never cuts a response short.
   let inFlight = 0
   let idle: (() => void) | undefined
-  const tracked: FetchHandler = async (request) => {
-    inFlight++
-    try {
-      return await ue.fetch(request)
-    } finally {
-      inFlight--
-      if (inFlight === 0) idle?.()
-    }
-  }
+  const handle = toNodeHandler(ue.fetch)
   const server = createServer(
     { headersTimeout: cfg.headersTimeoutMs, requestTimeout: 0, keepAliveTimeout: 5_000 },
-    toNodeHandler(tracked),
+    (req, res) => {
+      inFlight++
+      res.once('close', () => {
+        inFlight--
+        if (inFlight === 0) idle?.()
+      })
+      handle(req, res)
+    },
   )
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
