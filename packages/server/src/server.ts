@@ -10,8 +10,8 @@ import { withCors } from './http/cors.js'
 import { createFileServer } from './http/static.js'
 import { consoleLogger, silentLogger } from './shared/log.js'
 import type { FetchHandler, Logger } from './shared/types.js'
-import { localDiskStorage } from './storage/local.js'
 import type { StorageDriver } from './storage/driver.js'
+import { localDiskStorage } from './storage/local.js'
 
 export interface UeditorOptions {
   /** Config values, applied over the file and the environment. */

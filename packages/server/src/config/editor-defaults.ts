@@ -4,7 +4,19 @@
  * values are the original `config.json`'s, made safe (no SVG/HTML/XML/SWF in any allow-list).
  */
 const IMAGE_EXTS = ['.png', '.jpg', '.jpeg', '.gif', '.bmp']
-const VIDEO_EXTS = ['.mp4', '.m4v', '.mov', '.webm', '.mkv', '.ogv', '.avi', '.flv', '.wmv', '.mpeg', '.mpg']
+const VIDEO_EXTS = [
+  '.mp4',
+  '.m4v',
+  '.mov',
+  '.webm',
+  '.mkv',
+  '.ogv',
+  '.avi',
+  '.flv',
+  '.wmv',
+  '.mpeg',
+  '.mpg',
+]
 const AUDIO_EXTS = ['.mp3', '.wav', '.m4a', '.aac', '.ogg', '.oga', '.flac']
 const DOCUMENT_EXTS = [
   '.pdf',

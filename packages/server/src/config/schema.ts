@@ -5,15 +5,53 @@ const D = EDITOR_DEFAULTS
 
 /** Extensions that browsers may execute or render as documents; refused unless opted in. */
 export const ACTIVE_CONTENT_EXTS = new Set([
-  '.svg', '.svgz', '.html', '.htm', '.xhtml', '.xht', '.shtml', '.xml', '.xsl', '.xslt', '.swf',
-  '.js', '.mjs', '.css', '.php', '.php3', '.php4', '.php5', '.phtml', '.phar', '.asp', '.aspx',
-  '.ashx', '.asmx', '.jsp', '.jspx', '.cgi', '.pl', '.py', '.sh', '.exe', '.dll', '.bat', '.cmd',
-  '.com', '.scr', '.msi', '.htaccess', '.config',
+  '.svg',
+  '.svgz',
+  '.html',
+  '.htm',
+  '.xhtml',
+  '.xht',
+  '.shtml',
+  '.xml',
+  '.xsl',
+  '.xslt',
+  '.swf',
+  '.js',
+  '.mjs',
+  '.css',
+  '.php',
+  '.php3',
+  '.php4',
+  '.php5',
+  '.phtml',
+  '.phar',
+  '.asp',
+  '.aspx',
+  '.ashx',
+  '.asmx',
+  '.jsp',
+  '.jspx',
+  '.cgi',
+  '.pl',
+  '.py',
+  '.sh',
+  '.exe',
+  '.dll',
+  '.bat',
+  '.cmd',
+  '.com',
+  '.scr',
+  '.msi',
+  '.htaccess',
+  '.config',
 ])
 
 const actionName = z
   .string()
-  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must be 1-64 letters, digits, "_" or "-", starting with a letter')
+  .regex(
+    /^[A-Za-z][A-Za-z0-9_-]{0,63}$/,
+    'must be 1-64 letters, digits, "_" or "-", starting with a letter',
+  )
   .refine((v) => !EDITOR_OPTION_NAMES.has(v), {
     message: 'clashes with a UEditor option name; the browser would replace it (protocol.md §1.1)',
   })
@@ -45,10 +83,16 @@ const pathFormat = z
     const rest = v.replace(/\{(yyyy|yy|mm|dd|hh|ii|ss|time|rand:\d{1,2})\}/g, '')
     if (/[{}]/.test(rest)) ctx.addIssue({ code: 'custom', message: 'has an unknown {placeholder}' })
     else if (!/^[A-Za-z0-9_/-]*$/.test(rest) || v.startsWith('/') || v.includes('//'))
-      ctx.addIssue({ code: 'custom', message: 'may only hold letters, digits, "_", "-" and inner "/"' })
+      ctx.addIssue({
+        code: 'custom',
+        message: 'may only hold letters, digits, "_", "-" and inner "/"',
+      })
     const rand = [...v.matchAll(/\{rand:(\d+)\}/g)].reduce((n, m) => n + Number(m[1]), 0)
     if (rand < 16)
-      ctx.addIssue({ code: 'custom', message: 'needs {rand:N} with N >= 16 so keys cannot be guessed' })
+      ctx.addIssue({
+        code: 'custom',
+        message: 'needs {rand:N} with N >= 16 so keys cannot be guessed',
+      })
   })
 
 export const EditorConfigSchema = z
@@ -77,7 +121,9 @@ export const EditorConfigSchema = z
 
     catcherActionName: actionName.default(D.catcherActionName),
     catcherFieldName: fieldName.default(D.catcherFieldName),
-    catcherLocalDomain: z.array(z.string().trim().toLowerCase().min(1)).default(D.catcherLocalDomain),
+    catcherLocalDomain: z
+      .array(z.string().trim().toLowerCase().min(1))
+      .default(D.catcherLocalDomain),
     catcherUrlPrefix: urlPrefix.default(D.catcherUrlPrefix),
     catcherMaxSize: byteSize.default(D.catcherMaxSize),
     catcherAllowFiles: extList.default(D.catcherAllowFiles),
@@ -132,63 +178,64 @@ export type EditorConfig = z.infer<typeof EditorConfigSchema>
 
 const absolutePath = z.string().regex(/^\/[A-Za-z0-9._~/-]*$/, 'must be an absolute URL path')
 
-export const ServerConfigSchema = z
-  .strictObject({
-    dataDir: z.string().min(1).default('./data'),
-    locale: z.enum(['zh-CN', 'en']).default('zh-CN'),
-    logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-    editor: EditorConfigSchema.prefault({}),
-    routes: z
-      .strictObject({
-        editor: absolutePath.default('/ueditor'),
-        files: absolutePath.default('/uploads'),
-      })
-      .prefault({}),
-    /** Base URL put in front of storage keys in results, e.g. a CDN. Default: routes.files + '/'. */
-    publicUrl: z.string().max(2048).optional(),
-    storage: z
-      .discriminatedUnion('driver', [
-        z.strictObject({ driver: z.literal('local'), root: z.string().min(1).optional() }),
-      ])
-      .prefault({ driver: 'local' }),
-    index: z
-      .discriminatedUnion('driver', [
-        z.strictObject({ driver: z.literal('sqlite'), file: z.string().min(1).optional() }),
-      ])
-      .prefault({ driver: 'sqlite' }),
-    http: z
-      .strictObject({
-        host: z.string().min(1).default('127.0.0.1'),
-        port: z.number().int().min(0).max(65535).default(8080),
-        corsOrigins: z
-          .array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'must be an origin such as https://a.example'))
-          .default([]),
-        /** Action kinds that answer JSONP when `callback` is present. */
-        jsonpActions: z.array(z.enum(['config', 'list', 'catch'])).default(['config', 'list']),
-        /** 'protocol': HTTP 200 + readable state (what UEditor expects); 'http': real status codes. */
-        errorStatus: z.enum(['protocol', 'http']).default('protocol'),
-        headersTimeoutMs: z.number().int().positive().default(30_000),
-        /** An upload body that sends nothing for this long is aborted (slow-body guard). */
-        bodyIdleTimeoutMs: z.number().int().positive().default(30_000),
-        /** Time given to in-flight requests on SIGTERM before the server closes anyway. */
-        shutdownGraceMs: z.number().int().min(0).default(30_000),
-      })
-      .prefault({}),
-    uploads: z
-      .strictObject({
-        /** Temp spool folder; default `<dataDir>/tmp` so it sits on the storage volume. */
-        tempDir: z.string().min(1).optional(),
-        /** Extra form fields allowed next to the file (WebUploader sends five). */
-        maxFields: z.number().int().min(0).default(20),
-      })
-      .prefault({}),
-    security: z
-      .strictObject({
-        /** Opt-in: allow SVG/HTML/XML and similar in allow-lists (served as sandboxed attachments). */
-        allowActiveContent: z.boolean().default(false),
-      })
-      .prefault({}),
-  })
+export const ServerConfigSchema = z.strictObject({
+  dataDir: z.string().min(1).default('./data'),
+  locale: z.enum(['zh-CN', 'en']).default('zh-CN'),
+  logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  editor: EditorConfigSchema.prefault({}),
+  routes: z
+    .strictObject({
+      editor: absolutePath.default('/ueditor'),
+      files: absolutePath.default('/uploads'),
+    })
+    .prefault({}),
+  /** Base URL put in front of storage keys in results, e.g. a CDN. Default: routes.files + '/'. */
+  publicUrl: z.string().max(2048).optional(),
+  storage: z
+    .discriminatedUnion('driver', [
+      z.strictObject({ driver: z.literal('local'), root: z.string().min(1).optional() }),
+    ])
+    .prefault({ driver: 'local' }),
+  index: z
+    .discriminatedUnion('driver', [
+      z.strictObject({ driver: z.literal('sqlite'), file: z.string().min(1).optional() }),
+    ])
+    .prefault({ driver: 'sqlite' }),
+  http: z
+    .strictObject({
+      host: z.string().min(1).default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(8080),
+      corsOrigins: z
+        .array(
+          z.string().regex(/^https?:\/\/[^/\s]+$/, 'must be an origin such as https://a.example'),
+        )
+        .default([]),
+      /** Action kinds that answer JSONP when `callback` is present. */
+      jsonpActions: z.array(z.enum(['config', 'list', 'catch'])).default(['config', 'list']),
+      /** 'protocol': HTTP 200 + readable state (what UEditor expects); 'http': real status codes. */
+      errorStatus: z.enum(['protocol', 'http']).default('protocol'),
+      headersTimeoutMs: z.number().int().positive().default(30_000),
+      /** An upload body that sends nothing for this long is aborted (slow-body guard). */
+      bodyIdleTimeoutMs: z.number().int().positive().default(30_000),
+      /** Time given to in-flight requests on SIGTERM before the server closes anyway. */
+      shutdownGraceMs: z.number().int().min(0).default(30_000),
+    })
+    .prefault({}),
+  uploads: z
+    .strictObject({
+      /** Temp spool folder; default `<dataDir>/tmp` so it sits on the storage volume. */
+      tempDir: z.string().min(1).optional(),
+      /** Extra form fields allowed next to the file (WebUploader sends five). */
+      maxFields: z.number().int().min(0).default(20),
+    })
+    .prefault({}),
+  security: z
+    .strictObject({
+      /** Opt-in: allow SVG/HTML/XML and similar in allow-lists (served as sandboxed attachments). */
+      allowActiveContent: z.boolean().default(false),
+    })
+    .prefault({}),
+})
 
 export type ServerConfigInput = z.input<typeof ServerConfigSchema>
 export type ParsedServerConfig = z.infer<typeof ServerConfigSchema>

@@ -36,7 +36,9 @@ export async function storeTempFile(
       sha256: file.sha256,
     })
   } catch (cause) {
-    await deps.storage.delete(key).catch((e: unknown) => deps.log.error({ err: e, key }, 'undo failed'))
+    await deps.storage
+      .delete(key)
+      .catch((e: unknown) => deps.log.error({ err: e, key }, 'undo failed'))
     throw cause instanceof UeError ? cause : new UeError('UE_INDEX_FAILED', { cause })
   }
 }

@@ -28,7 +28,8 @@ export function toNodeHandler(handler: FetchHandler): NodeHandler {
 }
 
 function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
-  const host = req.headers.host && /^[\w.:[\]-]+$/.test(req.headers.host) ? req.headers.host : 'localhost'
+  const host =
+    req.headers.host && /^[\w.:[\]-]+$/.test(req.headers.host) ? req.headers.host : 'localhost'
   const url = new URL(req.url ?? '/', `http://${host}`)
   const headers = new Headers()
   for (let i = 0; i < req.rawHeaders.length; i += 2) {

@@ -3,7 +3,8 @@ import { UeError } from '../shared/errors.js'
 /** Compressed request bodies would let a small request inflate past every limit. */
 export function assertIdentityEncoding(request: Request): void {
   const encoding = request.headers.get('content-encoding')
-  if (encoding && encoding.trim().toLowerCase() !== 'identity') throw new UeError('UE_BODY_ENCODING')
+  if (encoding && encoding.trim().toLowerCase() !== 'identity')
+    throw new UeError('UE_BODY_ENCODING')
 }
 
 /**

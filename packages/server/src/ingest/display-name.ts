@@ -1,5 +1,6 @@
 const MAX_NAME_BYTES = 255
 // C0/C1 controls, DEL, line/paragraph separators, bidi overrides and isolates.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching controls is the point
 const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g
 const MARKUP = /[<>"'&`\\]/g
 
@@ -19,6 +20,7 @@ export function cleanOriginalName(raw: string, fallback = 'file'): string {
  * dotfiles such as `.htaccess`, or a path separator.
  */
 export function claimedExtension(raw: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a NUL or control byte refuses the name
   if (/[\u0000-\u001f\u007f/\\]/.test(raw)) return ''
   if (/[.\s]$/.test(raw)) return ''
   const dot = raw.lastIndexOf('.')

@@ -33,28 +33,31 @@ export function randomToken(length: number): string {
  * extension. Formats are validated at start-up; this re-checks the result anyway.
  */
 export function renderKey(pathFormat: string, ext: string, now: Date = new Date()): StorageKey {
-  const rendered = pathFormat.replace(/\{(yyyy|yy|mm|dd|hh|ii|ss|time|rand:(\d+))\}/g, (_, token, n) => {
-    switch (token) {
-      case 'yyyy':
-        return String(now.getFullYear())
-      case 'yy':
-        return pad(now.getFullYear() % 100)
-      case 'mm':
-        return pad(now.getMonth() + 1)
-      case 'dd':
-        return pad(now.getDate())
-      case 'hh':
-        return pad(now.getHours())
-      case 'ii':
-        return pad(now.getMinutes())
-      case 'ss':
-        return pad(now.getSeconds())
-      case 'time':
-        return String(now.getTime())
-      default:
-        return randomToken(Number(n))
-    }
-  })
+  const rendered = pathFormat.replace(
+    /\{(yyyy|yy|mm|dd|hh|ii|ss|time|rand:(\d+))\}/g,
+    (_, token, n) => {
+      switch (token) {
+        case 'yyyy':
+          return String(now.getFullYear())
+        case 'yy':
+          return pad(now.getFullYear() % 100)
+        case 'mm':
+          return pad(now.getMonth() + 1)
+        case 'dd':
+          return pad(now.getDate())
+        case 'hh':
+          return pad(now.getHours())
+        case 'ii':
+          return pad(now.getMinutes())
+        case 'ss':
+          return pad(now.getSeconds())
+        case 'time':
+          return String(now.getTime())
+        default:
+          return randomToken(Number(n))
+      }
+    },
+  )
   const key = toStorageKey(`${rendered}${ext}`)
   if (!key || !/^\.[a-z0-9]{1,10}$/.test(ext)) throw new UeError('UE_KEY_INVALID')
   return key

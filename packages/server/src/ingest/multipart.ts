@@ -69,7 +69,9 @@ export async function readSingleFile(
   })
   parser.on('filesLimit', () => fail(new UeError('UE_TOO_MANY_FILES')))
   parser.on('partsLimit', () => fail(new UeError('UE_BODY_INVALID', { detail: 'too many parts' })))
-  parser.on('fieldsLimit', () => fail(new UeError('UE_BODY_INVALID', { detail: 'too many fields' })))
+  parser.on('fieldsLimit', () =>
+    fail(new UeError('UE_BODY_INVALID', { detail: 'too many fields' })),
+  )
 
   // A body larger than this is no longer drained for a polite answer; the socket is closed.
   const drainCap = o.maxSize * 2 + 1024 * 1024

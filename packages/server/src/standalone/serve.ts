@@ -50,7 +50,9 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
         const drained = new Promise<void>((resolve) => {
           idle = resolve
         })
-        const grace = new Promise<void>((resolve) => setTimeout(resolve, cfg.shutdownGraceMs).unref())
+        const grace = new Promise<void>((resolve) =>
+          setTimeout(resolve, cfg.shutdownGraceMs).unref(),
+        )
         await Promise.race([drained, grace])
       }
       server.closeAllConnections()

@@ -28,7 +28,10 @@ export function png(width = 1, height = 1, o: { noise?: boolean } = {}): Buffer 
 }
 
 /** A 1×1 GIF89a. */
-export const GIF = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64')
+export const GIF = Buffer.from(
+  'R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==',
+  'base64',
+)
 
 /** The start of an ISO-BMFF MP4 (what magic-byte sniffing reads), padded with zeros. */
 export const MP4 = Buffer.concat([

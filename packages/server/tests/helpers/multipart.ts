@@ -13,7 +13,10 @@ export interface Part {
  * Builds a multipart body by hand, byte for byte, so tests can send exactly what a browser
  * or an attacker sends (raw UTF-8 names, duplicate parts, odd parameters).
  */
-export function multipartBody(parts: Part[], boundary = `----WebKitFormBoundary${randomBytes(8).toString('hex')}`) {
+export function multipartBody(
+  parts: Part[],
+  boundary = `----WebKitFormBoundary${randomBytes(8).toString('hex')}`,
+) {
   const chunks: Buffer[] = []
   for (const part of parts) {
     let disposition = `form-data; name="${part.name}"`

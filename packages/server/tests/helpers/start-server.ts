@@ -47,7 +47,11 @@ async function listFiles(root: string): Promise<string[]> {
     const entries = await readdir(root, { recursive: true, withFileTypes: true })
     return entries
       .filter((e) => e.isFile())
-      .map((e) => join(e.parentPath ?? (e as unknown as { path: string }).path, e.name).slice(root.length + 1))
+      .map((e) =>
+        join(e.parentPath ?? (e as unknown as { path: string }).path, e.name).slice(
+          root.length + 1,
+        ),
+      )
       .sort()
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return []

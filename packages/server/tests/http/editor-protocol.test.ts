@@ -185,10 +185,14 @@ describe('the editor protocol as UEditor Plus speaks it', () => {
     for (let i = 0; i < 5; i++) {
       const form = new FormData()
       form.append('upfile', blob(png(1, i + 1), 'image/png'), `p${i}.png`)
-      const up = (await (await fetch(srv.action('image'), { method: 'POST', body: form })).json()) as UploadAnswer
+      const up = (await (
+        await fetch(srv.action('image'), { method: 'POST', body: form })
+      ).json()) as UploadAnswer
       urls.push(up.url)
     }
-    const page1 = await (await fetch(srv.action('listImage', `&start=0&size=2&noCache=${Date.now()}`))).json()
+    const page1 = await (
+      await fetch(srv.action('listImage', `&start=0&size=2&noCache=${Date.now()}`))
+    ).json()
     assert.equal(page1.state, 'SUCCESS')
     assert.equal(page1.start, 0)
     assert.equal(page1.total, 5)
@@ -200,7 +204,10 @@ describe('the editor protocol as UEditor Plus speaks it', () => {
     assert.equal(page1.list[0].original, 'p4.png')
     // The client computes the next offset as start + list.length (protocol.md §3.12).
     const page3 = await (await fetch(srv.action('listImage', '&start=4&size=2'))).json()
-    assert.deepEqual(page3.list.map((e: { url: string }) => e.url), [urls[0]])
+    assert.deepEqual(
+      page3.list.map((e: { url: string }) => e.url),
+      [urls[0]],
+    )
     assert.equal(page3.start, 4)
   })
 
@@ -211,11 +218,14 @@ describe('the editor protocol as UEditor Plus speaks it', () => {
     await fetch(srv.action('image'), { method: 'POST', body: image })
     const file = new FormData()
     file.append('file', blob(PDF, 'application/pdf'), '合同.pdf')
-    const up = (await (await fetch(srv.action('file'), { method: 'POST', body: file })).json()) as UploadAnswer
+    const up = (await (
+      await fetch(srv.action('file'), { method: 'POST', body: file })
+    ).json()) as UploadAnswer
     const list = await (await fetch(srv.action('listFile', '&start=0&size=20&noCache=1'))).json()
-    assert.deepEqual(list.list.map((e: { url: string; original: string }) => [e.url, e.original]), [
-      [up.url, '合同.pdf'],
-    ])
+    assert.deepEqual(
+      list.list.map((e: { url: string; original: string }) => [e.url, e.original]),
+      [[up.url, '合同.pdf']],
+    )
     assert.equal(list.total, 1)
   })
 

@@ -73,14 +73,28 @@ test('a bad config stops the binary with every problem listed', async (t) => {
   t.after(() => rm(dir, { recursive: true, force: true }))
   await writeFile(
     join(dir, 'bad.json'),
-    JSON.stringify({ editor: { imageMaxSize: -1, imageAllowFiles: ['.png', '.svg'], imagePathFormat: '{filename}' }, typo: 1 }),
+    JSON.stringify({
+      editor: {
+        imageMaxSize: -1,
+        imageAllowFiles: ['.png', '.svg'],
+        imagePathFormat: '{filename}',
+      },
+      typo: 1,
+    }),
   )
   const run = runMain({ UEDITOR_CONFIG: 'bad.json', PORT: 'eighty' }, dir)
   const code = await new Promise((r) => run.child.on('exit', r))
   assert.equal(code, 1)
   const out = run.stderr()
   assert.match(out, /Invalid configuration/)
-  for (const fragment of ['editor.imageMaxSize', 'editor.imageAllowFiles', '.svg', 'editor.imagePathFormat', 'typo', 'http.port (from PORT)'])
+  for (const fragment of [
+    'editor.imageMaxSize',
+    'editor.imageAllowFiles',
+    '.svg',
+    'editor.imagePathFormat',
+    'typo',
+    'http.port (from PORT)',
+  ])
     assert.ok(out.includes(fragment), `${fragment} missing in:\n${out}`)
 })
 

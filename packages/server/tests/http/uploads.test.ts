@@ -50,14 +50,24 @@ describe('uploads through the real server', () => {
     assert.equal(up.state, '文件大小超出网站限制')
     assert.equal(up.code, 'UE_FILE_TOO_LARGE')
     assert.deepEqual(await srv.storedFiles(), [])
-    assert.deepEqual(await eventually(() => srv.tempFiles(), (f) => f.length === 0), [])
+    assert.deepEqual(
+      await eventually(
+        () => srv.tempFiles(),
+        (f) => f.length === 0,
+      ),
+      [],
+    )
     assert.equal(await listTotal(srv), 0)
   })
 
   test('a body far over the limit is cut off without being read to the end', async (t) => {
     const srv = await startTestServer(t, { editor: { imageMaxSize: 100_000 } })
     const { body, contentType } = multipartBody([
-      { name: 'upfile', filename: 'huge.png', value: Buffer.concat([png(), Buffer.alloc(20_000_000)]) },
+      {
+        name: 'upfile',
+        filename: 'huge.png',
+        value: Buffer.concat([png(), Buffer.alloc(20_000_000)]),
+      },
     ])
     const outcome = await fetch(srv.action('image'), {
       method: 'POST',
@@ -68,7 +78,13 @@ describe('uploads through the real server', () => {
       () => 'connection closed',
     )
     assert.ok(['UE_FILE_TOO_LARGE', 'connection closed'].includes(outcome), outcome)
-    assert.deepEqual(await eventually(() => srv.tempFiles(), (f) => f.length === 0), [])
+    assert.deepEqual(
+      await eventually(
+        () => srv.tempFiles(),
+        (f) => f.length === 0,
+      ),
+      [],
+    )
     assert.deepEqual(await srv.storedFiles(), [])
     const config = await fetch(srv.action('config'))
     assert.equal(config.status, 200)
@@ -102,7 +118,16 @@ describe('uploads through the real server', () => {
 
   test('an extension outside the allow-list is refused, whatever its case or tricks', async (t) => {
     const srv = await startTestServer(t)
-    for (const name of ['a.php', 'a.PHP', 'a.png.php', 'a.svg', 'a.png.', 'a.png ', '.htaccess', 'noext']) {
+    for (const name of [
+      'a.php',
+      'a.PHP',
+      'a.png.php',
+      'a.svg',
+      'a.png.',
+      'a.png ',
+      '.htaccess',
+      'noext',
+    ]) {
       const up = await upload(srv, 'image', 'upfile', png(), name)
       assert.equal(up.code, 'UE_TYPE_NOT_ALLOWED', name)
     }
@@ -135,7 +160,9 @@ describe('uploads through the real server', () => {
   test('concurrent uploads with the same name never collide', async (t) => {
     const srv = await startTestServer(t)
     const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => upload(srv, 'image', 'upfile', png(1, i + 1), 'same.png')),
+      Array.from({ length: 12 }, (_, i) =>
+        upload(srv, 'image', 'upfile', png(1, i + 1), 'same.png'),
+      ),
     )
     assert.ok(answers.every((a) => a.state === 'SUCCESS'))
     assert.equal(new Set(answers.map((a) => a.url)).size, 12)
@@ -163,7 +190,13 @@ describe('uploads through the real server', () => {
       })
       socket.on('error', reject)
     })
-    assert.deepEqual(await eventually(() => srv.tempFiles(), (f) => f.length === 0), [])
+    assert.deepEqual(
+      await eventually(
+        () => srv.tempFiles(),
+        (f) => f.length === 0,
+      ),
+      [],
+    )
     assert.deepEqual(await srv.storedFiles(), [])
     assert.equal(await listTotal(srv), 0)
   })
@@ -220,7 +253,15 @@ describe('uploads through the real server', () => {
 describe('errors and routing', () => {
   test('an unknown or missing action gets HTTP 200 with a readable state', async (t) => {
     const srv = await startTestServer(t)
-    for (const query of ['?action=nope', '?action=', '', '?action=__proto__', '?action=IMAGE', '?action[]=image', '?action=image&action=config']) {
+    for (const query of [
+      '?action=nope',
+      '?action=',
+      '',
+      '?action=__proto__',
+      '?action=IMAGE',
+      '?action[]=image',
+      '?action=image&action=config',
+    ]) {
       const res = await fetch(`${srv.url}/ueditor${query}`)
       assert.equal(res.status, 200, query)
       assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8')
@@ -238,7 +279,9 @@ describe('errors and routing', () => {
 
   test('query noise around the action is ignored', async (t) => {
     const srv = await startTestServer(t)
-    const res = await fetch(`${srv.url}/ueditor?token=abc&action=listImage&&start=0&size=20&encode=utf-8&noCache=123&`)
+    const res = await fetch(
+      `${srv.url}/ueditor?token=abc&action=listImage&&start=0&size=20&encode=utf-8&noCache=123&`,
+    )
     assert.equal((await res.json()).state, 'SUCCESS')
   })
 
@@ -260,7 +303,13 @@ describe('errors and routing', () => {
 
   test('a bad JSONP callback is refused as plain JSON that does not echo it', async (t) => {
     const srv = await startTestServer(t)
-    for (const cb of ['alert(document.domain)//', '</script><svg onload=alert(1)>', 'a.b[c]', 'x'.repeat(10_000), '__proto__']) {
+    for (const cb of [
+      'alert(document.domain)//',
+      '</script><svg onload=alert(1)>',
+      'a.b[c]',
+      'x'.repeat(10_000),
+      '__proto__',
+    ]) {
       const res = await fetch(srv.action('config', `&callback=${encodeURIComponent(cb)}`))
       assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8')
       const text = await res.text()

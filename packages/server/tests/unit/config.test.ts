@@ -54,7 +54,9 @@ describe('configuration loading', () => {
   test('editor keys in the JSON config are taken verbatim and unknown UEditor options pass through', () => {
     const cfg = loadConfig({
       env: {},
-      overrides: { editor: { imageActionName: 'uploadimage', imageConfig: { disableOnline: true } } },
+      overrides: {
+        editor: { imageActionName: 'uploadimage', imageConfig: { disableOnline: true } },
+      },
     })
     assert.equal(cfg.editor.imageActionName, 'uploadimage')
     assert.deepEqual(cfg.editor.imageConfig, { disableOnline: true })
@@ -70,17 +72,35 @@ describe('configuration loading', () => {
         },
       }),
     )
-    for (const fragment of ['http.port (from PORT)', 'editor.imageMaxSize', 'editor.videoAllowFiles', '.html', 'nonsense'])
+    for (const fragment of [
+      'http.port (from PORT)',
+      'editor.imageMaxSize',
+      'editor.videoAllowFiles',
+      '.html',
+      'nonsense',
+    ])
       assert.ok(detail.includes(fragment), `${fragment} missing in ${detail}`)
   })
 
   test('path formats that use the client name, escape the root or are guessable are refused', () => {
-    for (const imagePathFormat of ['{filename}{rand:6}', '../{rand:24}', '/abs/{rand:24}', 'x/{time}{rand:6}', '{bogus}{rand:24}'])
-      assert.match(problems(() => loadConfig({ env: {}, overrides: { editor: { imagePathFormat } } })), /imagePathFormat/)
+    for (const imagePathFormat of [
+      '{filename}{rand:6}',
+      '../{rand:24}',
+      '/abs/{rand:24}',
+      'x/{time}{rand:6}',
+      '{bogus}{rand:24}',
+    ])
+      assert.match(
+        problems(() => loadConfig({ env: {}, overrides: { editor: { imagePathFormat } } })),
+        /imagePathFormat/,
+      )
   })
 
   test('an action named like a UEditor option is refused', () => {
-    assert.match(problems(() => loadConfig({ env: {}, overrides: { editor: { fileActionName: 'lang' } } })), /option name/)
+    assert.match(
+      problems(() => loadConfig({ env: {}, overrides: { editor: { fileActionName: 'lang' } } })),
+      /option name/,
+    )
   })
 
   test('active content in an allow-list needs the explicit opt-in', () => {
@@ -92,11 +112,17 @@ describe('configuration loading', () => {
   })
 
   test('a config file that is not JSON is reported with its path', () => {
-    assert.match(problems(() => loadConfig({ env: {}, configFile: '/nonexistent/ue.json' })), /ue\.json/)
+    assert.match(
+      problems(() => loadConfig({ env: {}, configFile: '/nonexistent/ue.json' })),
+      /ue\.json/,
+    )
   })
 
   test('prototype keys in the config never pollute objects', () => {
-    loadConfig({ env: {}, overrides: JSON.parse('{"__proto__":{"polluted":1},"editor":{"__proto__":{"polluted":1}}}') })
+    loadConfig({
+      env: {},
+      overrides: JSON.parse('{"__proto__":{"polluted":1},"editor":{"__proto__":{"polluted":1}}}'),
+    })
     assert.equal(({} as Record<string, unknown>).polluted, undefined)
   })
 })

@@ -17,7 +17,19 @@ describe('storage keys', () => {
   })
 
   test('traversal, absolute, backslash and odd keys are never storage keys', () => {
-    for (const bad of ['../x', 'a/../b', '/etc/passwd', 'a\\b', 'a//b', '.hidden', 'a/.x', 'x\u0000.png', 'a/b;c', '', 'a'.repeat(600)])
+    for (const bad of [
+      '../x',
+      'a/../b',
+      '/etc/passwd',
+      'a\\b',
+      'a//b',
+      '.hidden',
+      'a/.x',
+      'x\u0000.png',
+      'a/b;c',
+      '',
+      'a'.repeat(600),
+    ])
       assert.equal(toStorageKey(bad), null, JSON.stringify(bad))
     assert.equal(toStorageKey('image/20261123/abc.png'), 'image/20261123/abc.png')
   })
@@ -44,7 +56,16 @@ describe('client file names', () => {
   test('the claimed extension is lower-cased and refused for tricks', () => {
     assert.equal(claimedExtension('A.JPG'), '.jpg')
     assert.equal(claimedExtension('a.php.jpg'), '.jpg')
-    for (const bad of ['a.php\u0000.jpg', 'a.jpg.', 'a.jpg ', '.htaccess', 'noext', 'a.', 'a/b.png', 'a.p-p'])
+    for (const bad of [
+      'a.php\u0000.jpg',
+      'a.jpg.',
+      'a.jpg ',
+      '.htaccess',
+      'noext',
+      'a.',
+      'a/b.png',
+      'a.p-p',
+    ])
       assert.equal(claimedExtension(bad), '', JSON.stringify(bad))
   })
 })

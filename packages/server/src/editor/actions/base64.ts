@@ -27,7 +27,11 @@ export async function handleBase64(ctx: ActionContext, rule: UploadRule): Promis
           maxFields: config.uploads.maxFields,
           idleMs: config.http.bodyIdleTimeoutMs,
         })
-      : await spool.write(Readable.from([await readBase64Field(ctx, rule)]), rule.maxSize, 'scrawl.png')
+      : await spool.write(
+          Readable.from([await readBase64Field(ctx, rule)]),
+          rule.maxSize,
+          'scrawl.png',
+        )
     const entry = await storeTempFile(ctx.deps, file, rule, '.png')
     return uploadResult(config.publicUrl, entry)
   } finally {
@@ -43,7 +47,9 @@ async function readBase64Field(ctx: ActionContext, rule: UploadRule): Promise<Bu
     maxBytes,
     idleMs: ctx.deps.config.http.bodyIdleTimeoutMs,
   }).catch((e: unknown) => {
-    throw e instanceof UeError && e.code === 'UE_BODY_TOO_LARGE' ? new UeError('UE_FILE_TOO_LARGE') : e
+    throw e instanceof UeError && e.code === 'UE_BODY_TOO_LARGE'
+      ? new UeError('UE_FILE_TOO_LARGE')
+      : e
   })
   const value = rule.fieldNames.flatMap((name) => formValues(form, name))[0]
   if (value === undefined) throw new UeError('UE_FILE_MISSING')
