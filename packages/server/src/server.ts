@@ -7,6 +7,7 @@ import { buildActionTable } from './editor/action-table.js'
 import { createEditorHandler } from './editor/dispatch.js'
 import { jsonResponse } from './editor/respond.js'
 import { withCors } from './http/cors.js'
+import { type NodeHandler, toNodeHandler } from './http/node.js'
 import { createFileServer } from './http/static.js'
 import { consoleLogger, silentLogger } from './shared/log.js'
 import type { FetchHandler, Logger } from './shared/types.js'
@@ -31,6 +32,8 @@ export interface UeditorServer {
   readonly files: FetchHandler
   /** Everything by path, as the standalone server serves it. */
   readonly fetch: FetchHandler
+  /** `fetch` as a node:http request listener. */
+  readonly node: NodeHandler
   close(): Promise<void>
 }
 
@@ -90,6 +93,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     editor,
     files,
     fetch,
+    node: toNodeHandler(fetch),
     async close() {
       if (closed) return
       closed = true

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { createUeditorServer, toNodeHandler } from '../../src/index.js'
+import { blob, MP4, png } from '../helpers/fixtures.js'
+import { startTestServer } from '../helpers/start-server.js'
+
+test('the editor handler mounted at any path of a host app routes on ?action= alone', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-embed-'))
+  const ue = await createUeditorServer({ env: {}, config: { dataDir, logLevel: 'silent' } })
+  const editor = toNodeHandler(ue.editor)
+  const files = toNodeHandler(ue.files)
+  const app = createServer((req, res) => {
+    if (req.url?.startsWith('/api/v1/editor')) return editor(req, res)
+    if (req.url?.startsWith('/uploads/')) return files(req, res)
+    res.writeHead(418).end('host app')
+  })
+  await new Promise<void>((r) => app.listen(0, '127.0.0.1', r))
+  t.after(async () => {
+    await new Promise((r) => app.close(r))
+    await ue.close()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+  const base = `http://127.0.0.1:${(app.address() as AddressInfo).port}`
+  const form = new FormData()
+  form.append('upfile', blob(png()), 'a.png')
+  const up = await (
+    await fetch(`${base}/api/v1/editor?action=image`, { method: 'POST', body: form })
+  ).json()
+  assert.equal(up.state, 'SUCCESS')
+  const served = await fetch(`${base}${up.url}`)
+  assert.equal(served.status, 200)
+  assert.equal((await fetch(`${base}/other`)).status, 418)
+})
+
+test('the node handler of createUeditorServer serves the whole standalone surface', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-embed-'))
+  const ue = await createUeditorServer({ env: {}, config: { dataDir, logLevel: 'silent' } })
+  const app = createServer(ue.node)
+  await new Promise<void>((r) => app.listen(0, '127.0.0.1', r))
+  t.after(async () => {
+    await new Promise((r) => app.close(r))
+    await ue.close()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+  const base = `http://127.0.0.1:${(app.address() as AddressInfo).port}`
+  assert.equal((await (await fetch(`${base}/healthz`)).json()).status, 'ok')
+  assert.equal(
+    (await (await fetch(`${base}/ueditor?action=config`)).json()).videoActionName,
+    'video',
+  )
+})
+
+test('an uploaded video is served with byte ranges for seeking', async (t) => {
+  const srv = await startTestServer(t)
+  const form = new FormData()
+  form.append('file', blob(MP4, 'video/mp4'), 'clip.mp4')
+  const up = await (await fetch(srv.action('video'), { method: 'POST', body: form })).json()
+  const res = await fetch(`${srv.url}${up.url}?noCache=1`, { headers: { Range: 'bytes=4-11' } })
+  assert.equal(res.status, 206)
+  assert.equal(res.headers.get('content-range'), `bytes 4-11/${MP4.length}`)
+  assert.equal(Buffer.from(await res.arrayBuffer()).toString('latin1'), 'ftypmp42')
+  assert.equal(res.headers.get('content-type'), 'video/mp4')
+})
