@@ -1,0 +1,24 @@
+// Builds the browser bundles from the compiled ESM: one minified ES module and one IIFE
+// exposing `window.UEditorBackendLoaders`, both with no dependencies.
+import { build } from 'esbuild'
+
+const common = {
+  entryPoints: [new URL('../dist/src/index.js', import.meta.url).pathname],
+  bundle: true,
+  minify: true,
+  target: 'es2020',
+  platform: 'browser',
+  legalComments: 'none',
+  logLevel: 'warning',
+}
+await build({
+  ...common,
+  format: 'esm',
+  outfile: new URL('../dist/bundle/loaders.min.js', import.meta.url).pathname,
+})
+await build({
+  ...common,
+  format: 'iife',
+  globalName: 'UEditorBackendLoaders',
+  outfile: new URL('../dist/bundle/loaders.iife.min.js', import.meta.url).pathname,
+})
