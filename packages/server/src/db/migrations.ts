@@ -1,0 +1,69 @@
+import {
+  type CreateTableBuilder,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresAdapter,
+} from 'kysely'
+import { UeError } from '../shared/errors.js'
+
+// Migrations see the database as it was when they were written, hence Kysely<any>.
+// biome-ignore lint/suspicious/noExplicitAny: schema changes over time; see Kysely's migration docs
+type AnyDb = Kysely<any>
+
+/** Ordered by name; append a new entry to add a migration, never edit a released one. */
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_files': {
+    async up(db: AnyDb) {
+      await withId(db, db.schema.createTable('files'))
+        .addColumn('key', 'text', (c) => c.notNull().unique())
+        .addColumn('category', 'text', (c) => c.notNull())
+        .addColumn('original_name', 'text')
+        .addColumn('ext', 'text')
+        .addColumn('size', 'bigint')
+        .addColumn('mime', 'text')
+        .addColumn('sha256', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createIndex('files_category_created_at_id_idx')
+        .on('files')
+        .columns(['category', 'created_at', 'id'])
+        .execute()
+      await db.schema.createIndex('files_ext_idx').on('files').column('ext').execute()
+    },
+    async down(db: AnyDb) {
+      await db.schema.dropTable('files').execute()
+    },
+  },
+}
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => MIGRATIONS,
+}
+
+/** An auto-incrementing integer primary key named `id`, spelled the way each dialect wants it. */
+function withId<T extends string>(
+  db: AnyDb,
+  table: CreateTableBuilder<T, never>,
+): CreateTableBuilder<T, 'id'> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter
+  return table.addColumn('id', 'integer', (c) =>
+    postgres ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey().autoIncrement(),
+  )
+}
+
+/** Brings the schema to the latest migration; throws UE_INDEX_FAILED naming the one that failed. */
+export async function migrateToLatest(db: AnyDb): Promise<void> {
+  const { error, results } = await new Migrator({
+    db,
+    provider: migrationProvider,
+  }).migrateToLatest()
+  if (error === undefined) return
+  const failed = results?.filter((r) => r.status === 'Error').map((r) => r.migrationName) ?? []
+  throw new UeError('UE_INDEX_FAILED', {
+    detail: `migration failed: ${failed.length > 0 ? failed.join(', ') : 'before running any'}`,
+    cause: error,
+  })
+}

@@ -1,0 +1,206 @@
+import assert from 'node:assert/strict'
+import { describe, type TestContext, test } from 'node:test'
+import type { MetadataStore, NewFileEntry } from '../../src/db/types.js'
+import { isUeError } from '../../src/shared/errors.js'
+import type { Category, StorageKey } from '../../src/shared/types.js'
+
+/**
+ * The behaviour every dialect of the metadata index must show. `open` must return a store over
+ * an empty database each time it is called; the suite migrates and closes it.
+ */
+export function fileIndexContract(name: string, open: () => Promise<MetadataStore>): void {
+  async function fresh(t: TestContext): Promise<MetadataStore> {
+    const store = await open()
+    t.after(() => store.close())
+    await store.migrate()
+    return store
+  }
+
+  async function keysOf(store: MetadataStore, categories: readonly Category[] = ['image']) {
+    const page = await store.files.list({ categories, start: 0, size: 1000 })
+    return page.items.map((e) => e.key)
+  }
+
+  describe(`FileIndex contract: ${name}`, () => {
+    test('adds an entry and returns it with a new id and a createdAt of now', async (t) => {
+      const store = await fresh(t)
+      const input = entry()
+      const before = Date.now()
+      const added = await store.files.add(input)
+      const after = Date.now()
+
+      assert.ok(Number.isInteger(added.id) && added.id > 0)
+      assert.ok(added.createdAt >= before && added.createdAt <= after)
+      assert.deepEqual(added, { ...input, id: added.id, createdAt: added.createdAt })
+      assert.deepEqual(await store.files.get(input.key), added)
+    })
+
+    test('keeps an explicit createdAt and gives each entry a distinct id', async (t) => {
+      const store = await fresh(t)
+      const a = await store.files.add(entry({ createdAt: 1_700_000_000_000 }))
+      const b = await store.files.add(entry({ createdAt: 1_700_000_000_000 }))
+
+      assert.equal(a.createdAt, 1_700_000_000_000)
+      assert.notEqual(a.id, b.id)
+    })
+
+    test('refuses a duplicate key with UE_INDEX_FAILED and leaves the count unchanged', async (t) => {
+      const store = await fresh(t)
+      const first = entry()
+      await store.files.add(first)
+
+      await assert.rejects(
+        store.files.add(entry({ key: first.key, originalName: 'other.png' })),
+        (e) => isUeError(e) && e.code === 'UE_INDEX_FAILED' && e.cause !== undefined,
+      )
+      const page = await store.files.list({ categories: ['image'], start: 0, size: 10 })
+      assert.equal(page.total, 1)
+      assert.equal(page.items[0]?.originalName, first.originalName)
+    })
+
+    test('lists the newest entry first and breaks created_at ties by id', async (t) => {
+      const store = await fresh(t)
+      const a = await store.files.add(entry({ createdAt: 1000 }))
+      const b = await store.files.add(entry({ createdAt: 3000 }))
+      const c = await store.files.add(entry({ createdAt: 2000 }))
+      const d = await store.files.add(entry({ createdAt: 2000 }))
+      const e = await store.files.add(entry({ createdAt: 2000 }))
+
+      assert.deepEqual(await keysOf(store), [b.key, e.key, d.key, c.key, a.key])
+    })
+
+    test('filters by categories, and by extensions only when exts is non-empty', async (t) => {
+      const store = await fresh(t)
+      const png = await store.files.add(entry({ category: 'image', ext: '.png' }))
+      const jpg = await store.files.add(entry({ category: 'image', ext: '.jpg' }))
+      const scrawl = await store.files.add(entry({ category: 'scrawl', ext: '.png' }))
+      const pdf = await store.files.add(entry({ category: 'file', ext: '.pdf' }))
+      await store.files.add(entry({ category: 'video', ext: '.mp4' }))
+      const list = async (categories: Category[], exts?: string[]) => {
+        const page = await store.files.list({ categories, exts, start: 0, size: 100 })
+        return { keys: page.items.map((x) => x.key).sort(), total: page.total }
+      }
+      const sorted = (...keys: StorageKey[]) => ({ keys: [...keys].sort(), total: keys.length })
+
+      assert.deepEqual(await list(['image']), sorted(png.key, jpg.key))
+      assert.deepEqual(await list(['image'], []), sorted(png.key, jpg.key))
+      assert.deepEqual(await list(['image', 'scrawl'], ['.png']), sorted(png.key, scrawl.key))
+      assert.deepEqual(await list(['image', 'file'], ['.pdf', '.jpg']), sorted(jpg.key, pdf.key))
+      assert.deepEqual(await list(['audio']), sorted())
+      assert.deepEqual(await list([]), sorted())
+    })
+
+    test('pages by start and size into disjoint consecutive slices that cover every match', async (t) => {
+      const store = await fresh(t)
+      for (let i = 0; i < 7; i++) await store.files.add(entry({ createdAt: 1000 + (i % 3) }))
+      const all = await keysOf(store)
+      const slices: StorageKey[][] = []
+      for (let start = 0; start < 7; start += 3) {
+        const page = await store.files.list({ categories: ['image'], start, size: 3 })
+        slices.push(page.items.map((e) => e.key))
+      }
+
+      assert.deepEqual(
+        slices.map((s) => s.length),
+        [3, 3, 1],
+      )
+      assert.deepEqual(slices.flat(), all)
+      assert.equal(new Set(slices.flat()).size, 7)
+    })
+
+    test('counts every match in total whatever start and size are', async (t) => {
+      const store = await fresh(t)
+      for (let i = 0; i < 5; i++) await store.files.add(entry())
+      await store.files.add(entry({ category: 'file', ext: '.pdf' }))
+      const page = (start: number, size: number) =>
+        store.files.list({ categories: ['image'], start, size })
+
+      assert.equal((await page(0, 100)).total, 5)
+      assert.equal((await page(0, 1)).total, 5)
+      assert.equal((await page(3, 2)).total, 5)
+      assert.deepEqual(await page(0, 0), { items: [], total: 5 })
+    })
+
+    test('returns no items but the full total when start is at or beyond the last match', async (t) => {
+      const store = await fresh(t)
+      for (let i = 0; i < 3; i++) await store.files.add(entry())
+
+      for (const start of [3, 4, 1000]) {
+        assert.deepEqual(await store.files.list({ categories: ['image'], start, size: 10 }), {
+          items: [],
+          total: 3,
+        })
+      }
+    })
+
+    test('removes an entry once: true the first time, false afterwards', async (t) => {
+      const store = await fresh(t)
+      const kept = await store.files.add(entry())
+      const gone = await store.files.add(entry())
+
+      assert.equal(await store.files.remove(gone.key), true)
+      assert.equal(await store.files.remove(gone.key), false)
+      assert.equal(await store.files.get(gone.key), null)
+      assert.deepEqual(await keysOf(store), [kept.key])
+    })
+
+    test('returns null from get for a key that was never added', async (t) => {
+      const store = await fresh(t)
+      await store.files.add(entry())
+
+      assert.equal(await store.files.get('never/added.png' as StorageKey), null)
+    })
+
+    test('round-trips CJK and emoji original names unchanged', async (t) => {
+      const store = await fresh(t)
+      const names = [
+        '年度报告 2024.pdf',
+        '写真📷🎉.jpg',
+        '한국어 파일.png',
+        'naïve – résumé 👨‍👩‍👧.txt',
+      ]
+      for (const originalName of names) await store.files.add(entry({ originalName }))
+
+      const page = await store.files.list({ categories: ['image'], start: 0, size: 10 })
+      assert.deepEqual(page.items.map((e) => e.originalName).reverse(), names)
+    })
+
+    test('keeps sizes above 2^32 exact', async (t) => {
+      const store = await fresh(t)
+      const big = await store.files.add(entry({ size: 5 * 2 ** 32 + 7, category: 'video' }))
+
+      assert.equal((await store.files.get(big.key))?.size, 5 * 2 ** 32 + 7)
+    })
+
+    test('runs migrate() a second time without error or data loss', async (t) => {
+      const store = await fresh(t)
+      const added = await store.files.add(entry())
+
+      await store.migrate()
+      assert.deepEqual(await store.files.get(added.key), added)
+    })
+
+    test('closes twice without error', async () => {
+      const store = await open()
+      await store.migrate()
+      await store.close()
+      await store.close()
+    })
+  })
+}
+
+let seq = 0
+
+function entry(over: Partial<NewFileEntry> = {}): NewFileEntry {
+  seq += 1
+  return {
+    key: `2025/01/02/upload-${seq}.png` as StorageKey,
+    category: 'image',
+    originalName: `photo ${seq}.png`,
+    ext: '.png',
+    size: 1000 + seq,
+    mime: 'image/png',
+    sha256: seq.toString(16).padStart(64, '0'),
+    ...over,
+  }
+}
