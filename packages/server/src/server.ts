@@ -9,6 +9,8 @@ import { jsonResponse } from './editor/respond.js'
 import { withCors } from './http/cors.js'
 import { type NodeHandler, toNodeHandler } from './http/node.js'
 import { createFileServer } from './http/static.js'
+import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
+import { sharpProcessor } from './images/sharp.js'
 import { consoleLogger, silentLogger } from './shared/log.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
@@ -48,6 +50,8 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const table = buildActionTable(config.editor)
 
   await mkdir(config.uploads.tempDir, { recursive: true })
+  const { enabled, ...imageOptions } = config.images
+  const images: ImageProcessor = enabled ? await sharpProcessor(imageOptions) : passthroughProcessor
   const storage: StorageDriver = localDiskStorage({ root: config.storage.root })
   const store: MetadataStore = await openMetadataStore(config.index)
   try {
@@ -58,7 +62,9 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   }
 
   const cors = (h: FetchHandler) => withCors(h, config.http.corsOrigins)
-  const editor = cors(createEditorHandler({ config, table, storage, files: store.files, log }))
+  const editor = cors(
+    createEditorHandler({ config, table, storage, files: store.files, images, log }),
+  )
   const files = createFileServer({
     storage,
     basePath: `${config.routes.files}/`,

@@ -12,7 +12,7 @@ export type ServerConfig = ParsedServerConfig & {
   uploads: ParsedServerConfig['uploads'] & { tempDir: string }
 }
 
-type Kind = 'string' | 'int' | 'list'
+type Kind = 'string' | 'int' | 'list' | 'bool'
 interface EnvVar {
   name: string
   paths: readonly (readonly string[])[]
@@ -124,6 +124,66 @@ export const ENV_VARS: readonly EnvVar[] = [
     kind: 'list',
     help: 'hosts never captured',
   },
+  {
+    name: 'UEDITOR_IMAGES_ENABLED',
+    paths: one('images', 'enabled'),
+    kind: 'bool',
+    help: 're-encode stored images',
+  },
+  {
+    name: 'UEDITOR_IMAGES_MAX_PIXELS',
+    paths: one('images', 'maxPixels'),
+    kind: 'int',
+    help: 'pixel budget per image',
+  },
+  {
+    name: 'UEDITOR_IMAGES_MAX_FRAMES',
+    paths: one('images', 'maxFrames'),
+    kind: 'int',
+    help: 'frames per animation',
+  },
+  {
+    name: 'UEDITOR_IMAGES_KEEP_METADATA',
+    paths: one('images', 'keepMetadata'),
+    kind: 'bool',
+    help: 'keep EXIF and other metadata',
+  },
+  {
+    name: 'UEDITOR_IMAGES_FORMAT',
+    paths: one('images', 'format'),
+    kind: 'string',
+    help: 'keep or webp',
+  },
+  {
+    name: 'UEDITOR_IMAGES_QUALITY',
+    paths: one('images', 'quality'),
+    kind: 'int',
+    help: 'JPEG/WebP/AVIF quality',
+  },
+  {
+    name: 'UEDITOR_IMAGES_WATERMARK',
+    paths: one('images', 'watermark', 'file'),
+    kind: 'string',
+    help: 'watermark image file',
+  },
+  {
+    name: 'UEDITOR_LIMIT_UPLOADS_PER_MINUTE',
+    paths: one('limits', 'uploadsPerMinute'),
+    kind: 'int',
+    help: 'uploads per client per minute',
+  },
+  {
+    name: 'UEDITOR_LIMIT_CONCURRENT_UPLOADS',
+    paths: one('limits', 'concurrentUploads'),
+    kind: 'int',
+    help: 'uploads in flight per client',
+  },
+  {
+    name: 'UEDITOR_LIMIT_MIN_FREE_BYTES',
+    paths: one('limits', 'minFreeBytes'),
+    kind: 'int',
+    help: 'free space kept on the storage volume',
+  },
 ]
 
 export interface LoadOptions {
@@ -181,6 +241,27 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
     storage: { driver: 'local', root: resolve(dataDir, cfg.storage.root ?? 'uploads') },
     index: { driver: 'sqlite', file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') },
     uploads: { ...cfg.uploads, tempDir: resolve(dataDir, cfg.uploads.tempDir ?? 'tmp') },
+    editor: withStoredImageExts(cfg.editor, cfg.images),
+    images: cfg.images.watermark
+      ? {
+          ...cfg.images,
+          watermark: { ...cfg.images.watermark, file: resolve(cwd, cfg.images.watermark.file) },
+        }
+      : cfg.images,
+  }
+}
+
+/** With `images.format: 'webp'`, images are stored as .webp: listings must include them. */
+function withStoredImageExts(
+  editor: ParsedServerConfig['editor'],
+  images: ParsedServerConfig['images'],
+): ParsedServerConfig['editor'] {
+  if (!images.enabled || images.format !== 'webp') return editor
+  const add = (list: string[]) => (list.includes('.webp') ? list : [...list, '.webp'])
+  return {
+    ...editor,
+    imageManagerAllowFiles: add(editor.imageManagerAllowFiles),
+    fileManagerAllowFiles: add(editor.fileManagerAllowFiles),
   }
 }
 
@@ -209,6 +290,11 @@ function parseEnv(raw: string, kind: Kind): unknown {
       .map((s) => s.trim())
       .filter(Boolean)
   if (kind === 'int') return /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw
+  if (kind === 'bool') {
+    const v = raw.trim().toLowerCase()
+    if (v === 'true' || v === '1') return true
+    if (v === 'false' || v === '0') return false
+  }
   return raw
 }
 

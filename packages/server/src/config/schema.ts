@@ -235,6 +235,50 @@ export const ServerConfigSchema = z.strictObject({
       allowActiveContent: z.boolean().default(false),
     })
     .prefault({}),
+  /** Server-side image pipeline: header checks, auto-orientation, re-encoding (security.md A33). */
+  images: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      maxPixels: z.number().int().positive().default(50_000_000),
+      maxFrames: z.number().int().positive().default(1000),
+      keepMetadata: z.boolean().default(false),
+      format: z.enum(['keep', 'webp']).default('keep'),
+      quality: z.number().int().min(1).max(100).default(85),
+      concurrency: z.number().int().min(1).max(64).default(2),
+      timeoutSeconds: z.number().int().positive().default(30),
+      watermark: z
+        .strictObject({
+          file: z.string().min(1),
+          position: z
+            .enum([
+              'north',
+              'northeast',
+              'east',
+              'southeast',
+              'south',
+              'southwest',
+              'west',
+              'northwest',
+              'center',
+            ])
+            .default('southeast'),
+          opacity: z.number().min(0).max(1).default(0.5),
+          margin: z.number().int().min(0).max(10_000).default(16),
+        })
+        .optional(),
+    })
+    .prefault({}),
+  /** Upload flood guards (security.md A36), per client address. */
+  limits: z
+    .strictObject({
+      /** Uploads a client may start per minute (a burst of this many, refilled evenly). 0: off. */
+      uploadsPerMinute: z.number().int().min(0).default(120),
+      /** Uploads one client may have in flight at once. 0: off. */
+      concurrentUploads: z.number().int().min(0).default(16),
+      /** Refuse uploads when the storage volume has less free space than this. 0: off. */
+      minFreeBytes: z.number().int().min(0).default(134_217_728),
+    })
+    .prefault({}),
 })
 
 export type ServerConfigInput = z.input<typeof ServerConfigSchema>

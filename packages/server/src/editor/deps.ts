@@ -1,5 +1,6 @@
 import type { ServerConfig } from '../config/load.js'
 import type { FileIndex } from '../db/types.js'
+import type { ImageProcessor } from '../images/processor.js'
 import type { Logger } from '../shared/types.js'
 import type { StorageDriver } from '../storage/driver.js'
 import type { ActionTable } from './action-table.js'
@@ -10,6 +11,8 @@ export interface EditorDeps {
   table: ActionTable
   storage: StorageDriver
   files: FileIndex
+  /** Checks and re-encodes every stored raster image (passthrough when disabled). */
+  images: ImageProcessor
   log: Logger
 }
 

@@ -1,5 +1,6 @@
 import { isUeError, UeError } from '../shared/errors.js'
 import { messageFor } from '../shared/messages.js'
+import { requestInfo } from '../shared/request-info.js'
 import type { FetchHandler } from '../shared/types.js'
 import type { ActionDef, ActionKind } from './action-table.js'
 import { handleBase64 } from './actions/base64.js'
@@ -7,6 +8,7 @@ import { handleConfig } from './actions/config.js'
 import { handleList } from './actions/list.js'
 import { handleUpload } from './actions/upload.js'
 import type { ActionContext, EditorDeps } from './deps.js'
+import { createUploadGate } from './limits.js'
 import { isValidCallback, jsonpResponse, jsonResponse } from './respond.js'
 
 function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
@@ -25,6 +27,7 @@ function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
 }
 
 const READS: ReadonlySet<ActionKind> = new Set(['config', 'list'])
+const WRITES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch'])
 
 /**
  * The UEditor endpoint: routes on `?action=` only (any mount path works), answers strict JSON,
@@ -34,6 +37,7 @@ const READS: ReadonlySet<ActionKind> = new Set(['config', 'list'])
 export function createEditorHandler(deps: EditorDeps): FetchHandler {
   const { config, log } = deps
   const jsonpKinds = new Set<string>(config.http.jsonpActions)
+  const gate = createUploadGate({ ...config.limits, storageRoot: config.storage.root })
 
   return async (request) => {
     const url = new URL(request.url)
@@ -57,7 +61,16 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       const method = request.method === 'HEAD' ? 'GET' : request.method
       const allowed = READS.has(def.kind) || (def.kind === 'catch' && jsonp) ? 'GET' : 'POST'
       if (method !== allowed) throw new UeError('UE_METHOD_NOT_ALLOWED')
-      const result = await runAction({ request, url, deps }, def)
+      // Admitted before the body is read: a refused flood costs no disk and no parsing.
+      const release = WRITES.has(def.kind)
+        ? await gate.admit(requestInfo(request)?.remoteAddress)
+        : undefined
+      let result: object
+      try {
+        result = await runAction({ request, url, deps }, def)
+      } finally {
+        release?.()
+      }
       return jsonp ? jsonpResponse(callback ?? '', result) : jsonResponse(result)
     } catch (e) {
       if (isUeError(e)) {

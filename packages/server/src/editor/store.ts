@@ -1,19 +1,21 @@
 import { createReadStream } from 'node:fs'
 import type { FileEntry } from '../db/types.js'
+import type { ImagePolicy } from '../images/processor.js'
 import { cleanOriginalName } from '../ingest/display-name.js'
 import { renderKey } from '../ingest/keys.js'
 import { decideContentType } from '../ingest/sniff.js'
 import type { TempFile } from '../ingest/temp-file.js'
 import { UeError } from '../shared/errors.js'
-import type { StorageKey } from '../shared/types.js'
+import type { Category, StorageKey } from '../shared/types.js'
 import type { UploadRule } from './action-table.js'
 import type { EditorDeps } from './deps.js'
 
 const KEY_ATTEMPTS = 3
+const IMAGE_CATEGORIES: ReadonlySet<Category> = new Set(['image', 'scrawl', 'snapscreen', 'catch'])
 
 /**
- * TempFile → sniffed type → server key → storage → index. Whatever fails, nothing stays
- * half-done: an object whose index row cannot be written is deleted again.
+ * TempFile → sniffed type → image re-encoding → server key → storage → index. Whatever fails,
+ * nothing stays half-done: an object whose index row cannot be written is deleted again.
  */
 export async function storeTempFile(
   deps: EditorDeps,
@@ -21,9 +23,34 @@ export async function storeTempFile(
   rule: UploadRule,
   claimedExt: string,
 ): Promise<FileEntry> {
-  const type = await decideContentType(file.path, claimedExt, rule.allowFiles, {
+  const sniffed = await decideContentType(file.path, claimedExt, rule.allowFiles, {
     allowActiveContent: deps.config.security.allowActiveContent,
   })
+  const processed = deps.images.handles(sniffed.ext)
+    ? await deps.images.process(file, sniffed, imagePolicy(deps, rule.category))
+    : { file, ...sniffed }
+  try {
+    return await storeProcessed(deps, processed.file, rule, processed)
+  } finally {
+    if (processed.file !== file) await processed.file.dispose()
+  }
+}
+
+/** Only the image categories are resized and watermarked; any stored image is re-encoded. */
+function imagePolicy(deps: EditorDeps, category: Category): ImagePolicy {
+  const { imageCompressEnable, imageCompressBorder } = deps.config.editor
+  if (!IMAGE_CATEGORIES.has(category)) return { watermark: false }
+  return imageCompressEnable
+    ? { maxLongSide: imageCompressBorder, watermark: true }
+    : { watermark: true }
+}
+
+async function storeProcessed(
+  deps: EditorDeps,
+  file: TempFile,
+  rule: UploadRule,
+  type: { ext: string; mime: string },
+): Promise<FileEntry> {
   const key = await putUnderFreshKey(deps, file, rule.pathFormat, type.ext, type.mime)
   try {
     return await deps.files.add({

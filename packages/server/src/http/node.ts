@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
+import { setRequestInfo } from '../shared/request-info.js'
 import type { FetchHandler } from '../shared/types.js'
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void
@@ -16,6 +17,7 @@ export function toNodeHandler(handler: FetchHandler): NodeHandler {
       if (!res.writableFinished) abort.abort()
     })
     const request = toRequest(req, abort.signal)
+    setRequestInfo(request, { remoteAddress: req.socket.remoteAddress })
     handler(request)
       .then((response) => writeResponse(req, res, response))
       .catch((err: unknown) => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import sharp from 'sharp'
 import { EDITOR_DEFAULTS, SERVER_ONLY_EDITOR_KEYS } from '../../src/config/editor-defaults.js'
 import { blob, GIF, MP3, MP4, PDF, png } from '../helpers/fixtures.js'
 import { multipartBody, webUploaderFields } from '../helpers/multipart.js'
@@ -20,6 +21,22 @@ async function assertServesBack(srv: TestServer, url: string, bytes: Buffer, typ
   assert.equal(res.headers.get('content-type'), type)
   assert.equal(res.headers.get('x-content-type-options'), 'nosniff')
   assert.deepEqual(Buffer.from(await res.arrayBuffer()), bytes)
+}
+
+/** Stored images are re-encoded: the served bytes are a valid image of the uploaded size. */
+async function assertServesImage(srv: TestServer, up: UploadAnswer, uploaded: Buffer) {
+  const res = await fetch(`${srv.url}${up.url}?noCache=${Date.now()}`)
+  assert.equal(res.status, 200)
+  const expected = await sharp(uploaded).metadata()
+  assert.equal(res.headers.get('content-type'), `image/${expected.format}`)
+  assert.equal(res.headers.get('x-content-type-options'), 'nosniff')
+  const served = Buffer.from(await res.arrayBuffer())
+  assert.equal(up.size, served.length)
+  const meta = await sharp(served).metadata()
+  assert.deepEqual(
+    [meta.format, meta.width, meta.height],
+    [expected.format, expected.width, expected.height],
+  )
 }
 
 describe('the editor protocol as UEditor Plus speaks it', () => {
@@ -76,8 +93,7 @@ describe('the editor protocol as UEditor Plus speaks it', () => {
     assert.equal(up.title, up.url.split('/').pop())
     assert.equal(up.original, '截图 2026.png')
     assert.equal(up.type, '.png')
-    assert.equal(up.size, bytes.length)
-    await assertServesBack(srv, up.url, bytes, 'image/png')
+    await assertServesImage(srv, up, bytes)
   })
 
   test('a WebUploader image upload with its extra fields and encode=utf-8 is stored', async (t) => {
@@ -96,8 +112,7 @@ describe('the editor protocol as UEditor Plus speaks it', () => {
     const up = (await res.json()) as UploadAnswer
     assert.equal(up.state, 'SUCCESS')
     assert.equal(up.original, '照片.png')
-    assert.equal(up.size, bytes.length)
-    await assertServesBack(srv, up.url, bytes, 'image/png')
+    await assertServesImage(srv, up, bytes)
   })
 
   test('a Word import image in the hard-coded upfile field with type=ajax is stored', async (t) => {
@@ -114,7 +129,7 @@ describe('the editor protocol as UEditor Plus speaks it', () => {
     const up = (await res.json()) as UploadAnswer
     assert.equal(up.state, 'SUCCESS')
     assert.equal(up.type, '.gif')
-    await assertServesBack(srv, up.url, GIF, 'image/gif')
+    await assertServesImage(srv, up, GIF)
   })
 
   test('a scrawl arrives as url-encoded base64 with a trailing & and is stored as PNG', async (t) => {
@@ -129,7 +144,7 @@ describe('the editor protocol as UEditor Plus speaks it', () => {
     assert.equal(up.state, 'SUCCESS')
     assert.match(up.url, /^\/uploads\/scrawl\/.+\.png$/)
     assert.equal(up.type, '.png')
-    await assertServesBack(srv, up.url, bytes, 'image/png')
+    await assertServesImage(srv, up, bytes)
   })
 
   test('a scrawl with a data: prefix is tolerated', async (t) => {

@@ -1,0 +1,204 @@
+import { readFile, rm } from 'node:fs/promises'
+import sharp, { type Sharp } from 'sharp'
+import type { TempFile } from '../ingest/temp-file.js'
+import { UeError } from '../shared/errors.js'
+import { sanitiseBmp } from './bmp.js'
+import type { ImagePolicy, ImageProcessor, ImageType, ProcessedImage } from './processor.js'
+import { createSemaphore } from './semaphore.js'
+import { describeFile, siblingPath } from './spooled.js'
+
+export type WatermarkPosition =
+  | 'north'
+  | 'northeast'
+  | 'east'
+  | 'southeast'
+  | 'south'
+  | 'southwest'
+  | 'west'
+  | 'northwest'
+  | 'center'
+
+export interface SharpProcessorOptions {
+  /** Largest accepted width × height (× frames for animations), read from the header. */
+  maxPixels: number
+  maxFrames: number
+  keepMetadata: boolean
+  format: 'keep' | 'webp'
+  /** JPEG, WebP and AVIF quality, 1-100. */
+  quality: number
+  /** Images decoded at once. */
+  concurrency: number
+  timeoutSeconds: number
+  watermark?: { file: string; position: WatermarkPosition; opacity: number; margin: number }
+}
+
+type OutputFormat = 'png' | 'jpeg' | 'gif' | 'webp' | 'avif'
+
+const FORMAT_OF_EXT: Readonly<Record<string, OutputFormat>> = {
+  '.png': 'png',
+  '.jpg': 'jpeg',
+  '.jpeg': 'jpeg',
+  '.gif': 'gif',
+  '.webp': 'webp',
+  '.avif': 'avif',
+}
+const ANIMATABLE = new Set(['gif', 'webp'])
+
+interface Watermark {
+  /** The mark with its opacity applied and a transparent margin on every side. */
+  input: Buffer
+  width: number
+  height: number
+  gravity: WatermarkPosition
+}
+
+/**
+ * Checks image headers against a pixel budget before anything is decoded, then auto-orients and
+ * re-encodes each image in its own format (or WebP), which drops metadata and any bytes hidden
+ * after the image data. Decoding runs one image per slot, libvips on one thread, no cache.
+ */
+export async function sharpProcessor(o: SharpProcessorOptions): Promise<ImageProcessor> {
+  sharp.cache(false)
+  sharp.concurrency(1)
+  const watermark = o.watermark ? await loadWatermark(o.watermark) : undefined
+  const slots = createSemaphore(o.concurrency)
+
+  return {
+    handles: (ext) => ext === '.bmp' || ext in FORMAT_OF_EXT,
+    process: (file, type, policy) =>
+      slots.run(async () => {
+        if (type.ext === '.bmp') {
+          const bmp = await sanitiseBmp(file, o.maxPixels)
+          return { file: bmp, ext: '.bmp', mime: 'image/bmp' }
+        }
+        return reencode(file, type, policy, o, watermark)
+      }),
+  }
+}
+
+async function reencode(
+  file: TempFile,
+  type: ImageType,
+  policy: ImagePolicy,
+  o: SharpProcessorOptions,
+  watermark: Watermark | undefined,
+): Promise<ProcessedImage> {
+  // Header only: no pixel is decoded here, so the budget is checked before any work is done.
+  const meta = await sharp(file.path, { limitInputPixels: false })
+    .metadata()
+    .catch((cause: unknown) => {
+      throw new UeError('UE_CONTENT_MISMATCH', { detail: 'undecodable image', cause })
+    })
+  const { width, height, format } = meta
+  if (!width || !height) throw new UeError('UE_CONTENT_MISMATCH', { detail: 'no dimensions' })
+  const animated = (meta.pages ?? 1) > 1 && ANIMATABLE.has(format)
+  const frames = animated ? (meta.pages ?? 1) : 1
+  if (frames > o.maxFrames || width * height * frames > o.maxPixels)
+    throw new UeError('UE_IMAGE_TOO_LARGE')
+
+  const output = o.format === 'webp' ? 'webp' : (FORMAT_OF_EXT[type.ext] ?? 'png')
+  const out = siblingPath(file)
+  try {
+    let image = sharp(file.path, {
+      limitInputPixels: o.maxPixels,
+      failOn: 'error',
+      animated,
+    })
+      .timeout({ seconds: o.timeoutSeconds })
+      .rotate()
+    const { maxLongSide } = policy
+    if (maxLongSide)
+      image = image.resize({
+        width: maxLongSide,
+        height: maxLongSide,
+        fit: 'inside',
+        withoutEnlargement: true,
+      })
+    if (watermark && policy.watermark && !animated) {
+      const [w, h] = finalSize(width, height, meta.orientation, maxLongSide)
+      if (watermark.width <= w && watermark.height <= h)
+        image = image.composite([{ input: watermark.input, gravity: watermark.gravity }])
+    }
+    if (o.keepMetadata) image = image.keepMetadata()
+    await encode(image, output, o.quality).toFile(out)
+  } catch (cause) {
+    await rm(out, { force: true })
+    if (cause instanceof UeError) throw cause
+    const message = cause instanceof Error ? cause.message : ''
+    if (/pixel limit|timeout/i.test(message)) throw new UeError('UE_IMAGE_TOO_LARGE', { cause })
+    throw new UeError('UE_CONTENT_MISMATCH', { detail: 'undecodable image', cause })
+  }
+  const ext = o.format === 'webp' ? '.webp' : type.ext
+  return { file: await describeFile(out, file.originalName), ext, mime: `image/${output}` }
+}
+
+function encode(image: Sharp, format: OutputFormat, quality: number): Sharp {
+  switch (format) {
+    case 'jpeg':
+      return image.jpeg({ quality })
+    case 'webp':
+      return image.webp({ quality })
+    case 'avif':
+      return image.avif({ quality })
+    case 'gif':
+      return image.gif()
+    default:
+      return image.png()
+  }
+}
+
+/** The size after auto-orientation and the longest-side cap, rounded down to stay on the safe side. */
+function finalSize(
+  width: number,
+  height: number,
+  orientation: number | undefined,
+  maxLongSide: number | undefined,
+): [number, number] {
+  const [w, h] = (orientation ?? 1) >= 5 ? [height, width] : [width, height]
+  const scale = maxLongSide ? Math.min(1, maxLongSide / Math.max(w, h)) : 1
+  return [Math.floor(w * scale) - 1, Math.floor(h * scale) - 1]
+}
+
+async function loadWatermark(
+  wm: NonNullable<SharpProcessorOptions['watermark']>,
+): Promise<Watermark> {
+  try {
+    const bytes = await readFile(wm.file)
+    const { width, height } = await sharp(bytes, { failOn: 'error' }).metadata()
+    // dest-in keeps the mark's own shape and scales its alpha, whatever its bands.
+    const faded = await sharp(bytes, { failOn: 'error' })
+      .ensureAlpha()
+      .composite([
+        {
+          input: {
+            create: {
+              width,
+              height,
+              channels: 4,
+              background: { r: 0, g: 0, b: 0, alpha: wm.opacity },
+            },
+          },
+          blend: 'dest-in',
+        },
+      ])
+      .png()
+      .toBuffer()
+    const margin = Math.round(wm.margin)
+    const { data, info } = await sharp(faded)
+      .extend({
+        top: margin,
+        bottom: margin,
+        left: margin,
+        right: margin,
+        background: { r: 0, g: 0, b: 0, alpha: 0 },
+      })
+      .png()
+      .toBuffer({ resolveWithObject: true })
+    return { input: data, width: info.width, height: info.height, gravity: wm.position }
+  } catch (cause) {
+    throw new UeError('UE_CONFIG_INVALID', {
+      detail: `images.watermark.file: cannot read an image at ${wm.file}`,
+      cause,
+    })
+  }
+}
