@@ -11,6 +11,7 @@ import { type NodeHandler, toNodeHandler } from './http/node.js'
 import { createFileServer } from './http/static.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
 import { sharpProcessor } from './images/sharp.js'
+import { createRemoteFetcher, type Dialer, type HostLookup } from './ingest/remote/fetch-image.js'
 import { consoleLogger, silentLogger } from './shared/log.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
@@ -24,6 +25,12 @@ export interface UeditorOptions {
   /** Environment to read `UEDITOR_*` from; default `process.env`. Pass `{}` to ignore it. */
   env?: NodeJS.ProcessEnv
   logger?: Logger
+  /**
+   * Testing/advanced hook for remote image capture: `lookup` replaces DNS resolution and
+   * `connect` the socket connector below the address guard. The guard still checks every
+   * address `lookup` returns before `connect` is called; leave both unset in production.
+   */
+  remote?: { lookup?: HostLookup; connect?: Dialer }
 }
 
 export interface UeditorServer {
@@ -61,9 +68,15 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     throw e
   }
 
+  const remote = createRemoteFetcher({
+    ...config.catcher,
+    lookup: options.remote?.lookup,
+    connect: options.remote?.connect,
+  })
+
   const cors = (h: FetchHandler) => withCors(h, config.http.corsOrigins)
   const editor = cors(
-    createEditorHandler({ config, table, storage, files: store.files, images, log }),
+    createEditorHandler({ config, table, storage, files: store.files, images, remote, log }),
   )
   const files = createFileServer({
     storage,
@@ -103,6 +116,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     async close() {
       if (closed) return
       closed = true
+      await remote.close()
       await store.close()
       await storage.close?.()
     },

@@ -125,6 +125,30 @@ export const ENV_VARS: readonly EnvVar[] = [
     help: 'hosts never captured',
   },
   {
+    name: 'UEDITOR_CATCHER_ALLOW_HOSTS',
+    paths: one('catcher', 'allowHosts'),
+    kind: 'list',
+    help: 'hosts or host:port captured even when not public',
+  },
+  {
+    name: 'UEDITOR_CATCHER_TIMEOUT_MS',
+    paths: one('catcher', 'timeoutMs'),
+    kind: 'int',
+    help: 'time allowed to fetch one source',
+  },
+  {
+    name: 'UEDITOR_CATCHER_USER_AGENT',
+    paths: one('catcher', 'userAgent'),
+    kind: 'string',
+    help: 'User-Agent sent when capturing',
+  },
+  {
+    name: 'UEDITOR_CATCHER_REFERER',
+    paths: one('catcher', 'referer'),
+    kind: 'string',
+    help: 'none or origin',
+  },
+  {
     name: 'UEDITOR_IMAGES_ENABLED',
     paths: one('images', 'enabled'),
     kind: 'bool',

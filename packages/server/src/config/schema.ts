@@ -229,6 +229,38 @@ export const ServerConfigSchema = z.strictObject({
       maxFields: z.number().int().min(0).default(20),
     })
     .prefault({}),
+  /** Remote image capture (`catch`): only public addresses unless a host is listed here. */
+  catcher: z
+    .strictObject({
+      /** Exact hosts or host:port fetched even when not public (intranet image servers). */
+      allowHosts: z
+        .array(
+          z
+            .string()
+            .trim()
+            .toLowerCase()
+            .regex(
+              /^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(:\d{1,5})?$/,
+              'must be a host or host:port such as 127.0.0.1:18090',
+            ),
+        )
+        .default([]),
+      connectTimeoutMs: z.number().int().positive().default(5_000),
+      /** One source, redirects and body included; the editor itself gives up after 60 s. */
+      timeoutMs: z.number().int().positive().max(55_000).default(15_000),
+      /** All sources of one request; later sources fail once it has passed. */
+      requestTimeoutMs: z.number().int().positive().max(55_000).default(45_000),
+      maxRedirects: z.number().int().min(0).max(10).default(3),
+      maxSources: z.number().int().min(1).max(100).default(20),
+      concurrency: z.number().int().min(1).max(16).default(3),
+      userAgent: z
+        .string()
+        .max(256)
+        .regex(/^[\x20-\x7e]*$/, 'must be printable ASCII')
+        .default('Mozilla/5.0 (compatible; ueditor-backend)'),
+      referer: z.enum(['none', 'origin']).default('none'),
+    })
+    .prefault({}),
   security: z
     .strictObject({
       /** Opt-in: allow SVG/HTML/XML and similar in allow-lists (served as sandboxed attachments). */

@@ -1,6 +1,7 @@
 import type { ServerConfig } from '../config/load.js'
 import type { FileIndex } from '../db/types.js'
 import type { ImageProcessor } from '../images/processor.js'
+import type { RemoteFetcher } from '../ingest/remote/fetch-image.js'
 import type { Logger } from '../shared/types.js'
 import type { StorageDriver } from '../storage/driver.js'
 import type { ActionTable } from './action-table.js'
@@ -13,6 +14,8 @@ export interface EditorDeps {
   files: FileIndex
   /** Checks and re-encodes every stored raster image (passthrough when disabled). */
   images: ImageProcessor
+  /** The SSRF-guarded client the catch action fetches remote images with. */
+  remote: RemoteFetcher
   log: Logger
 }
 

@@ -4,6 +4,7 @@ import { requestInfo } from '../shared/request-info.js'
 import type { FetchHandler } from '../shared/types.js'
 import type { ActionDef, ActionKind } from './action-table.js'
 import { handleBase64 } from './actions/base64.js'
+import { handleCatch, refuseCatchOverJsonp } from './actions/catch.js'
 import { handleConfig } from './actions/config.js'
 import { handleList } from './actions/list.js'
 import { handleUpload } from './actions/upload.js'
@@ -21,6 +22,8 @@ function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
       return handleBase64(ctx, def.rule)
     case 'list':
       return handleList(ctx, def.rule)
+    case 'catch':
+      return handleCatch(ctx, def.rule)
     default:
       throw new UeError('UE_ACTION_UNKNOWN')
   }
@@ -58,6 +61,14 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
     try {
       if (!def) throw new UeError('UE_ACTION_UNKNOWN')
       if (jsonp && !isValidCallback(callback ?? '')) throw new UeError('UE_CALLBACK_INVALID')
+      // A JSONP catch while it is off still gets a JSONP list, or the editor retries forever.
+      if (
+        def.kind === 'catch' &&
+        !jsonp &&
+        request.method === 'GET' &&
+        isValidCallback(callback ?? '')
+      )
+        return jsonpResponse(callback ?? '', refuseCatchOverJsonp(url, def.rule, config))
       const method = request.method === 'HEAD' ? 'GET' : request.method
       const allowed = READS.has(def.kind) || (def.kind === 'catch' && jsonp) ? 'GET' : 'POST'
       if (method !== allowed) throw new UeError('UE_METHOD_NOT_ALLOWED')

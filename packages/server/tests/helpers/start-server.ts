@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
+import type { UeditorOptions } from '../../src/server.js'
 import { type RunningServer, startServer } from '../../src/standalone/serve.js'
 
 export interface TestServer extends RunningServer {
@@ -18,9 +19,11 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(
   t: TestContext | { after(fn: () => Promise<void>): void },
   config: ServerConfigInput = {},
+  options: Pick<UeditorOptions, 'remote' | 'logger'> = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-test-'))
   const server = await startServer({
+    ...options,
     env: {},
     config: {
       logLevel: 'silent',

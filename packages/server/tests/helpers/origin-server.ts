@@ -1,0 +1,166 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { connect, type Socket } from 'node:net'
+import sharp from 'sharp'
+import { GIF, HTML, png } from './fixtures.js'
+
+/** What the origin saw: one entry per request, in arrival order. */
+export interface OriginRequest {
+  path: string
+  headers: IncomingHttpHeaders
+}
+
+export interface OriginServer {
+  readonly port: number
+  /** `127.0.0.1:PORT`, as `catcher.allowHosts` wants it. */
+  readonly host: string
+  url(path: string): string
+  readonly requests: OriginRequest[]
+  /** Paths requested so far. */
+  paths(): string[]
+  /** TCP connections accepted so far (a server that must never be reached checks this). */
+  connections(): number
+}
+
+export interface OriginImages {
+  png: Buffer
+  jpeg: Buffer
+  gif: Buffer
+  webp: Buffer
+  /** A real GIF followed by ASP.NET script text: the `x.gif?.aspx` web-shell upload. */
+  shellGif: Buffer
+}
+
+/** JPEG and WebP are made with sharp at test time; PNG and GIF come from the fixtures. */
+export async function originImages(): Promise<OriginImages> {
+  const base = sharp({
+    create: { width: 16, height: 12, channels: 3, background: { r: 200, g: 40, b: 40 } },
+  })
+  return {
+    png: png(16, 12),
+    jpeg: await base.clone().jpeg().toBuffer(),
+    gif: GIF,
+    webp: await base.clone().webp().toBuffer(),
+    shellGif: Buffer.concat([
+      GIF,
+      Buffer.from(
+        '<%@ Page Language="C#" %><% Response.Write(System.IO.File.ReadAllText("web.config")) %>',
+      ),
+    ]),
+  }
+}
+
+/**
+ * A fixture image server on 127.0.0.1 standing in for the internet (the test allow-lists it, or
+ * routes "public" addresses to it with a stub connector). Routes:
+ *
+ * - `/a.png`, `/photo.jpg`, `/anim.gif`, `/pic.webp`: images with their real types
+ * - `/image`: a JPEG with no extension in the URL, served as `application/octet-stream`
+ * - `/r/N`: a redirect chain of N hops ending at `/a.png`
+ * - `/to?url=U`: a 302 to `U`, whatever it is
+ * - `/slow.png`: the start of a PNG, then nothing until the client gives up
+ * - `/huge.png`: a PNG header, then chunked bytes without end (no Content-Length)
+ * - `/declared-huge.png`: `Content-Length` far above any limit
+ * - `/fake.png`: HTML labelled `image/png`
+ * - `/shell.gif`: a GIF followed by ASPX script text (`?.aspx` is ignored, as by IIS)
+ * - `/gzip.png`: a body with `Content-Encoding: gzip`
+ * - `/missing.png`: 404 with a chatty status text
+ */
+export async function startOriginServer(
+  t: { after(fn: () => Promise<void>): void },
+  images: OriginImages,
+): Promise<OriginServer> {
+  const requests: OriginRequest[] = []
+  let connections = 0
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://origin.invalid')
+    requests.push({ path: url.pathname, headers: req.headers })
+    const send = (type: string, body: Buffer) => {
+      res.writeHead(200, { 'Content-Type': type, 'Content-Length': body.length })
+      res.end(body)
+    }
+    const hops = /^\/r\/(\d+)$/.exec(url.pathname)
+    if (hops) {
+      const left = Number(hops[1])
+      res.writeHead(302, { Location: left > 1 ? `/r/${left - 1}` : '/a.png' })
+      res.end()
+      return
+    }
+    switch (url.pathname) {
+      case '/a.png':
+        return send('image/png', images.png)
+      case '/photo.jpg':
+        return send('image/jpeg', images.jpeg)
+      case '/anim.gif':
+        return send('image/gif', images.gif)
+      case '/pic.webp':
+        return send('image/webp', images.webp)
+      case '/image':
+        return send('application/octet-stream', images.jpeg)
+      case '/fake.png':
+        return send('image/png', HTML)
+      case '/shell.gif':
+        return send('image/gif', images.shellGif)
+      case '/to':
+        res.writeHead(302, { Location: url.searchParams.get('url') ?? '/' })
+        res.end()
+        return
+      case '/slow.png':
+        res.writeHead(200, { 'Content-Type': 'image/png' })
+        res.write(images.png.subarray(0, 16))
+        return // never ends; the fetcher's timeout must
+      case '/huge.png': {
+        res.writeHead(200, { 'Content-Type': 'image/png' })
+        res.write(images.png.subarray(0, 16))
+        const chunk = Buffer.alloc(64 * 1024, 0x41)
+        const pump = () => {
+          while (!res.destroyed && res.write(chunk)) {}
+          if (!res.destroyed) res.once('drain', pump)
+        }
+        pump()
+        return
+      }
+      case '/declared-huge.png':
+        res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': 1024 ** 3 })
+        res.write(images.png)
+        return
+      case '/gzip.png':
+        res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Encoding': 'gzip' })
+        res.end(images.png)
+        return
+      default:
+        res.writeHead(404, 'Not Found: secret internal service on port 6379', {
+          'Content-Type': 'text/plain',
+        })
+        res.end('no such image')
+    }
+  })
+  server.on('connection', () => {
+    connections++
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  t.after(async () => {
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+  return {
+    port,
+    host: `127.0.0.1:${port}`,
+    url: (path) => `http://127.0.0.1:${port}${path}`,
+    requests,
+    paths: () => requests.map((r) => r.path),
+    connections: () => connections,
+  }
+}
+
+/** Opens a TCP connection to a loopback port: what a stub connector hands back. */
+export function connectLoopback(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.off('error', reject)
+      resolve(socket)
+    })
+    socket.once('error', reject)
+  })
+}

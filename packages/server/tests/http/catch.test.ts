@@ -1,0 +1,379 @@
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { before, describe, test } from 'node:test'
+import sharp from 'sharp'
+import type { ServerConfigInput } from '../../src/config/schema.js'
+import {
+  type OriginImages,
+  type OriginServer,
+  originImages,
+  startOriginServer,
+} from '../helpers/origin-server.js'
+import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+
+interface CatchEntry {
+  state: string
+  code?: string
+  url?: string
+  title?: string
+  original?: string
+  size?: number
+  source: string
+}
+interface CatchAnswer {
+  state: string
+  list: CatchEntry[]
+}
+
+const FAILED = '抓取远程图片失败'
+const NOT_IMAGE = '链接contentType不正确'
+const TOO_LARGE = '文件大小超出网站限制'
+
+let images: OriginImages
+before(async () => {
+  images = await originImages()
+})
+
+/** A server that may fetch from the fixture origin (and only from it, being loopback). */
+async function setup(
+  t: { after(fn: () => Promise<void>): void },
+  config: ServerConfigInput = {},
+): Promise<{ srv: TestServer; origin: OriginServer }> {
+  const origin = await startOriginServer(t, images)
+  const srv = await startTestServer(t, {
+    ...config,
+    editor: {
+      catcherLocalDomain: ['img.local.example'],
+      catcherAllowFiles: ['.png', '.jpg', '.jpeg', '.gif', '.bmp', '.webp'],
+      catcherMaxSize: 256 * 1024,
+      ...config.editor,
+    },
+    catcher: { allowHosts: [origin.host], ...config.catcher },
+  })
+  return { srv, origin }
+}
+
+/** What UEditor Plus sends: url-encoded `source[]`, one or more. */
+async function catchUrls(
+  srv: TestServer,
+  sources: string[],
+  o: { field?: string; headers?: Record<string, string> } = {},
+): Promise<CatchAnswer> {
+  const body = new URLSearchParams()
+  for (const source of sources) body.append(o.field ?? 'source[]', source)
+  const res = await fetch(srv.action('catch', '&'), {
+    method: 'POST',
+    body,
+    ...(o.headers ? { headers: o.headers } : {}),
+  })
+  assert.equal(res.status, 200)
+  assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8')
+  const answer = (await res.json()) as CatchAnswer
+  assert.equal(answer.state, 'SUCCESS')
+  assert.deepEqual(
+    answer.list.map((e) => e.source),
+    sources,
+  )
+  return answer
+}
+
+async function catchOne(srv: TestServer, source: string): Promise<CatchEntry> {
+  return (await catchUrls(srv, [source])).list[0] as CatchEntry
+}
+
+/** Fetches a stored capture back and returns its bytes after checking how it is served. */
+async function servedImage(srv: TestServer, entry: CatchEntry, format: string): Promise<Buffer> {
+  const res = await fetch(`${srv.url}${entry.url}`)
+  assert.equal(res.status, 200)
+  assert.equal(res.headers.get('content-type'), `image/${format}`)
+  const bytes = Buffer.from(await res.arrayBuffer())
+  assert.equal(bytes.length, entry.size)
+  assert.equal((await sharp(bytes).metadata()).format, format)
+  return bytes
+}
+
+async function assertNothingStored(srv: TestServer) {
+  assert.deepEqual(await srv.storedFiles(), [])
+  assert.deepEqual(await eventually(srv.tempFiles, (f) => f.length === 0), [])
+}
+
+describe('catch: remote images are captured into storage', () => {
+  const cases = [
+    { path: '/a.png', ext: '.png', format: 'png', original: 'a.png' },
+    { path: '/photo.jpg', ext: '.jpg', format: 'jpeg', original: 'photo.jpg' },
+    { path: '/anim.gif', ext: '.gif', format: 'gif', original: 'anim.gif' },
+    { path: '/pic.webp', ext: '.webp', format: 'webp', original: 'pic.webp' },
+    { path: '/image', ext: '.jpg', format: 'jpeg', original: 'image' },
+  ]
+  for (const c of cases) {
+    test(`${c.path} is stored as ${c.ext}, decided by its bytes, and listed`, async (t) => {
+      const { srv, origin } = await setup(t)
+      const entry = await catchOne(srv, origin.url(c.path))
+      assert.equal(entry.state, 'SUCCESS')
+      assert.match(
+        entry.url ?? '',
+        new RegExp(`^/uploads/catch/\\d{8}/\\d+[0-9a-z]{24}\\${c.ext}$`),
+      )
+      assert.equal(entry.title, entry.url?.split('/').pop())
+      assert.equal(entry.original, c.original)
+      await servedImage(srv, entry, c.format)
+      const stored = await srv.storedFiles()
+      assert.deepEqual(stored, [entry.url?.slice('/uploads/'.length)])
+      const list = (await (await fetch(srv.action('listImage'))).json()) as {
+        list: { url: string }[]
+      }
+      assert.deepEqual(
+        list.list.map((e) => e.url),
+        [entry.url],
+      )
+      assert.deepEqual(await eventually(srv.tempFiles, (f) => f.length === 0), [])
+    })
+  }
+
+  test('WebP is refused when catcherAllowFiles does not list it, whatever the URL says', async (t) => {
+    const { srv, origin } = await setup(t, {
+      editor: { catcherAllowFiles: ['.png', '.jpg', '.jpeg', '.gif', '.bmp'] },
+    })
+    const entry = await catchOne(srv, origin.url('/pic.webp'))
+    assert.equal(entry.state, NOT_IMAGE)
+    assert.equal(entry.code, 'UE_REMOTE_NOT_IMAGE')
+    await assertNothingStored(srv)
+  })
+
+  test('the x.gif?.aspx web shell is stored as a plain .gif without its script', async (t) => {
+    const { srv, origin } = await setup(t)
+    for (const source of [
+      origin.url('/shell.gif?.aspx'),
+      origin.url('/shell.gif#.aspx'),
+      origin.url('/shell.gif?a=.php'),
+    ]) {
+      const entry = await catchOne(srv, source)
+      assert.equal(entry.state, 'SUCCESS', source)
+      assert.match(entry.url ?? '', /\/[0-9a-z]+\.gif$/)
+      assert.equal(entry.original, 'shell.gif')
+      const bytes = await servedImage(srv, entry, 'gif')
+      assert.ok(!bytes.includes('Response.Write'), 'the script text is not served back')
+    }
+    const stored = await srv.storedFiles()
+    assert.equal(stored.length, 3)
+    for (const key of stored) assert.match(key, /^catch\/\d{8}\/[0-9a-z]+\.gif$/)
+  })
+
+  test('HTML labelled image/png is refused and nothing is stored', async (t) => {
+    const { srv, origin } = await setup(t)
+    const entry = await catchOne(srv, origin.url('/fake.png'))
+    assert.equal(entry.state, NOT_IMAGE)
+    await assertNothingStored(srv)
+  })
+
+  test('a redirect chain of three hops is followed to the image', async (t) => {
+    const { srv, origin } = await setup(t)
+    const entry = await catchOne(srv, origin.url('/r/3'))
+    assert.equal(entry.state, 'SUCCESS')
+    assert.match(entry.url ?? '', /\.png$/)
+    assert.deepEqual(origin.paths(), ['/r/3', '/r/2', '/r/1', '/a.png'])
+  })
+
+  test('a fourth redirect is not followed', async (t) => {
+    const { srv, origin } = await setup(t)
+    const entry = await catchOne(srv, origin.url('/r/4'))
+    assert.equal(entry.state, FAILED)
+    assert.deepEqual(origin.paths(), ['/r/4', '/r/3', '/r/2', '/r/1'])
+    await assertNothingStored(srv)
+  })
+
+  test('a redirect to a host that is not allowed, or to a non-http URL, fails', async (t) => {
+    const { srv, origin } = await setup(t)
+    const internal = createServer((_req, res) => res.end('secret'))
+    let reached = 0
+    internal.on('connection', () => {
+      reached++
+    })
+    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve))
+    t.after(() => new Promise<void>((resolve) => internal.close(() => resolve())))
+    const internalPort = (internal.address() as AddressInfo).port
+    const targets = [
+      `http://127.0.0.1:${internalPort}/secret.png`,
+      `http://localhost:${origin.port}/a.png`,
+      'file:///etc/passwd',
+      'gopher://127.0.0.1:6379/_INFO',
+    ]
+    const answer = await catchUrls(
+      srv,
+      targets.map((to) => origin.url(`/to?url=${encodeURIComponent(to)}`)),
+    )
+    for (const entry of answer.list) assert.equal(entry.state, FAILED, entry.source)
+    assert.equal(reached, 0)
+    await assertNothingStored(srv)
+  })
+
+  test('a body larger than catcherMaxSize is cut off while streaming and leaves nothing', async (t) => {
+    const { srv, origin } = await setup(t, { editor: { catcherMaxSize: 64 * 1024 } })
+    const answer = await catchUrls(srv, [origin.url('/huge.png'), origin.url('/declared-huge.png')])
+    for (const entry of answer.list) {
+      assert.equal(entry.state, TOO_LARGE)
+      assert.equal(entry.code, 'UE_FILE_TOO_LARGE')
+    }
+    await assertNothingStored(srv)
+  })
+
+  test('a body that stalls is given up after catcher.timeoutMs', async (t) => {
+    const { srv, origin } = await setup(t, { catcher: { timeoutMs: 500 } })
+    const entry = await catchOne(srv, origin.url('/slow.png'))
+    assert.equal(entry.state, FAILED)
+    await assertNothingStored(srv)
+  })
+
+  test('a 404 or a compressed body fails with the generic state, never the remote text', async (t) => {
+    const { srv, origin } = await setup(t)
+    const answer = await catchUrls(srv, [origin.url('/missing.png'), origin.url('/gzip.png')])
+    for (const entry of answer.list) {
+      assert.equal(entry.state, FAILED)
+      assert.equal(entry.code, 'UE_REMOTE_FAILED')
+      assert.deepEqual(Object.keys(entry).sort(), ['code', 'source', 'state'])
+    }
+    await assertNothingStored(srv)
+  })
+
+  test('several sources come back in request order, each with its own state', async (t) => {
+    const { srv, origin } = await setup(t)
+    const sources = [
+      origin.url('/photo.jpg'),
+      origin.url('/fake.png'),
+      'ftp://127.0.0.1/a.png',
+      origin.url('/a.png?x=<b>&y="1"'),
+      origin.url('/missing.png'),
+      origin.url('/anim.gif'),
+    ]
+    const answer = await catchUrls(srv, sources)
+    assert.deepEqual(
+      answer.list.map((e) => e.state),
+      ['SUCCESS', NOT_IMAGE, '链接不是http链接', 'SUCCESS', FAILED, 'SUCCESS'],
+    )
+    assert.deepEqual(
+      answer.list.map((e) => e.url?.split('.').pop()),
+      ['jpg', undefined, undefined, 'png', undefined, 'gif'],
+    )
+    assert.equal((await srv.storedFiles()).length, 3)
+  })
+
+  test('a plain `source` field works as well as `source[]`', async (t) => {
+    const { srv, origin } = await setup(t)
+    const answer = await catchUrls(srv, [origin.url('/a.png')], { field: 'source' })
+    assert.equal(answer.list[0]?.state, 'SUCCESS')
+  })
+
+  test('sources beyond catcher.maxSources are refused without being fetched', async (t) => {
+    const { srv, origin } = await setup(t, { catcher: { maxSources: 2 } })
+    const sources = ['/a.png', '/photo.jpg', '/anim.gif', '/pic.webp'].map(origin.url)
+    const answer = await catchUrls(srv, sources)
+    assert.deepEqual(
+      answer.list.map((e) => e.code ?? e.state),
+      ['SUCCESS', 'SUCCESS', 'UE_REMOTE_TOO_MANY', 'UE_REMOTE_TOO_MANY'],
+    )
+    assert.deepEqual(origin.paths().sort(), ['/a.png', '/photo.jpg'])
+  })
+
+  test('hosts in catcherLocalDomain are not fetched', async (t) => {
+    const { srv, origin } = await setup(t, {
+      editor: { catcherLocalDomain: ['127.0.0.1', 'img.local.example'] },
+    })
+    const answer = await catchUrls(srv, [origin.url('/a.png'), 'http://img.local.example/a.png'])
+    for (const entry of answer.list) {
+      assert.equal(entry.code, 'UE_REMOTE_LOCAL_DOMAIN')
+      assert.equal(entry.state, '本站域名的图片无需抓取')
+    }
+    assert.equal(origin.connections(), 0)
+    await assertNothingStored(srv)
+  })
+
+  test('the default catcherLocalDomain keeps 127.0.0.1 and localhost out', async (t) => {
+    const origin = await startOriginServer(t, images)
+    const srv = await startTestServer(t, { catcher: { allowHosts: [origin.host] } })
+    const entry = await catchOne(srv, origin.url('/a.png'))
+    assert.equal(entry.code, 'UE_REMOTE_LOCAL_DOMAIN')
+    assert.equal(origin.connections(), 0)
+  })
+
+  test('the fetch sends identity encoding and a User-Agent, and no cookies or credentials', async (t) => {
+    const { srv, origin } = await setup(t, { catcher: { userAgent: 'catcher-test/1' } })
+    await catchUrls(srv, [origin.url('/a.png')], {
+      headers: { Cookie: 'session=secret', Authorization: 'Bearer secret' },
+    })
+    const headers = origin.requests[0]?.headers ?? {}
+    assert.equal(headers['accept-encoding'], 'identity')
+    assert.equal(headers['user-agent'], 'catcher-test/1')
+    assert.match(headers.accept ?? '', /image\/png/)
+    for (const name of ['cookie', 'authorization', 'referer', 'origin'])
+      assert.equal(headers[name], undefined, name)
+  })
+
+  test("referer 'origin' sends the image's own origin, for hotlink-protected images", async (t) => {
+    const { srv, origin } = await setup(t, { catcher: { referer: 'origin' } })
+    const entry = await catchOne(srv, origin.url('/r/1'))
+    assert.equal(entry.state, 'SUCCESS')
+    assert.deepEqual(
+      origin.requests.map((r) => r.headers.referer),
+      [`${origin.url('/')}`, `${origin.url('/')}`],
+    )
+  })
+})
+
+describe('catch over JSONP', () => {
+  test('when enabled, a JSONP GET with source[] in the query captures and answers the callback', async (t) => {
+    const { srv, origin } = await setup(t, {
+      http: { jsonpActions: ['config', 'list', 'catch'] },
+    })
+    const query = `&source%5B%5D=${encodeURIComponent(origin.url('/a.png'))}&source%5B%5D=${encodeURIComponent(origin.url('/fake.png'))}&callback=bd__editor__k3j9x2`
+    const res = await fetch(srv.action('catch', query))
+    assert.equal(res.status, 200)
+    assert.equal(res.headers.get('content-type'), 'application/javascript; charset=utf-8')
+    const text = await res.text()
+    const match = /^\/\*\*\/bd__editor__k3j9x2\((.*)\);$/s.exec(text)
+    assert.ok(match, text)
+    const answer = JSON.parse(match[1] as string) as CatchAnswer
+    assert.equal(answer.state, 'SUCCESS')
+    assert.deepEqual(
+      answer.list.map((e) => [e.state, e.source]),
+      [
+        ['SUCCESS', origin.url('/a.png')],
+        [NOT_IMAGE, origin.url('/fake.png')],
+      ],
+    )
+    assert.equal((await srv.storedFiles()).length, 1)
+  })
+
+  test('when disabled (the default), a JSONP catch gets a JSONP list of refusals and fetches nothing', async (t) => {
+    const { srv, origin } = await setup(t)
+    const sources = [origin.url('/a.png'), 'http://elsewhere.example/b.jpg']
+    const query = `${sources.map((s) => `&source%5B%5D=${encodeURIComponent(s)}`).join('')}&callback=bd__editor__x`
+    const res = await fetch(srv.action('catch', query))
+    assert.equal(res.status, 200)
+    assert.equal(res.headers.get('content-type'), 'application/javascript; charset=utf-8')
+    const match = /^\/\*\*\/bd__editor__x\((.*)\);$/s.exec(await res.text())
+    assert.ok(match)
+    const answer = JSON.parse(match[1] as string) as CatchAnswer
+    assert.equal(answer.state, 'SUCCESS')
+    assert.deepEqual(
+      answer.list,
+      sources.map((source) => ({
+        state: '未开启跨域抓取远程图片',
+        code: 'UE_REMOTE_JSONP_DISABLED',
+        source,
+      })),
+    )
+    assert.equal(origin.connections(), 0)
+    await assertNothingStored(srv)
+  })
+
+  test('a GET catch without a callback is refused as a wrong method', async (t) => {
+    const { srv, origin } = await setup(t)
+    const res = await fetch(
+      srv.action('catch', `&source%5B%5D=${encodeURIComponent(origin.url('/a.png'))}`),
+    )
+    assert.equal(res.status, 200)
+    assert.equal(((await res.json()) as { code: string }).code, 'UE_METHOD_NOT_ALLOWED')
+    assert.equal(origin.connections(), 0)
+  })
+})
