@@ -95,6 +95,19 @@ export async function decideContentType(
   throw new UeError('UE_CONTENT_MISMATCH')
 }
 
+/**
+ * For bytes whose name says nothing (a captured URL): the first allowed extension whose magic
+ * bytes match, or null. Only binary types qualify; text is never guessed.
+ */
+export async function sniffAllowedExtension(
+  path: string,
+  allowFiles: readonly string[],
+): Promise<string | null> {
+  const sniffed = await fileTypeFromFile(path)
+  if (!sniffed) return null
+  return allowFiles.find((ext) => BINARY_KINDS[ext]?.includes(sniffed.ext)) ?? null
+}
+
 async function looksLikePlainText(path: string, allowMarkup: boolean): Promise<boolean> {
   const handle = await open(path, 'r')
   try {

@@ -1,7 +1,7 @@
 import type { ServerConfig } from '../../config/load.js'
 import { formValues, readUrlEncodedForm } from '../../ingest/form.js'
 import { bareHostname, parseRemoteUrl } from '../../ingest/remote/guard.js'
-import { decideContentType } from '../../ingest/sniff.js'
+import { sniffAllowedExtension } from '../../ingest/sniff.js'
 import { createSpool, type Spool } from '../../ingest/temp-file.js'
 import { isUeError, UeError, type UeErrorCode } from '../../shared/errors.js'
 import { messageFor } from '../../shared/messages.js'
@@ -26,7 +26,7 @@ export interface CatchResult {
   list: CatchEntry[]
 }
 
-/** Raster types a capture may be stored as, in the order the bytes are tried against them. */
+/** Raster types a capture may be stored as, in order of preference. */
 const RASTER_TYPES: ReadonlyArray<readonly [ext: string, mime: string]> = [
   ['.png', 'image/png'],
   ['.jpg', 'image/jpeg'],
@@ -156,16 +156,10 @@ function isLocalDomain(url: URL, localDomains: readonly string[]): boolean {
 
 /** The stored extension comes from the bytes, never from the URL. */
 async function sniffRasterExtension(path: string, allowFiles: readonly string[]): Promise<string> {
-  for (const [ext] of RASTER_TYPES) {
-    if (!allowFiles.includes(ext)) continue
-    try {
-      await decideContentType(path, ext, [ext], { allowActiveContent: false })
-      return ext
-    } catch (e) {
-      if (!(isUeError(e) && e.code === 'UE_CONTENT_MISMATCH')) throw e
-    }
-  }
-  throw new UeError('UE_REMOTE_NOT_IMAGE')
+  const rasters = RASTER_TYPES.map(([ext]) => ext).filter((ext) => allowFiles.includes(ext))
+  const ext = await sniffAllowedExtension(path, rasters)
+  if (!ext) throw new UeError('UE_REMOTE_NOT_IMAGE')
+  return ext
 }
 
 function acceptHeader(allowFiles: readonly string[]): string {
