@@ -21,7 +21,13 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
   let idle: (() => void) | undefined
   const handle = toNodeHandler(ue.fetch)
   const server = createServer(
-    { headersTimeout: cfg.headersTimeoutMs, requestTimeout: 0, keepAliveTimeout: 5_000 },
+    {
+      headersTimeout: cfg.headersTimeoutMs,
+      // Node only checks that timeout this often (30 s by default), doubling a slowloris' hold.
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, cfg.headersTimeoutMs / 4)),
+      requestTimeout: 0,
+      keepAliveTimeout: 5_000,
+    },
     (req, res) => {
       inFlight++
       res.once('close', () => {
