@@ -168,7 +168,11 @@ export function rawExchange(
       closedByServer = closedByServer || !finished
       finish()
     })
-    socket.on('error', () => finish())
+    // A reset before our own deadline is the server dropping the connection too.
+    socket.on('error', () => {
+      closedByServer = closedByServer || !finished
+      finish()
+    })
   })
 }
 

@@ -64,11 +64,11 @@ describe('A35: slowloris headers and slow bodies', () => {
       { name: 'upfile', filename: 'slow.png', value: png(100, 100, { noise: true }) },
     ])
     const head = `POST /ueditor?action=image HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
-    const drip = Array.from({ length: 8 }, (_, i) => body.subarray(2048 + i, 2049 + i))
+    const drip = Array.from({ length: 4 }, (_, i) => body.subarray(2048 + i, 2049 + i))
     const attack = Promise.all(
       Array.from({ length: 10 }, () =>
         rawExchange(srv, [Buffer.concat([Buffer.from(head), body.subarray(0, 2048)]), ...drip], {
-          gapMs: 1_500,
+          gapMs: 2_500,
           maxMs: 12_000,
         }),
       ),

@@ -89,7 +89,7 @@ describe('A36: upload floods and disk exhaustion', () => {
     const slow = rawExchange(
       srv,
       [Buffer.concat([Buffer.from(head), body.subarray(0, 1000)]), body.subarray(1000)],
-      { gapMs: 1_500, maxMs: 10_000 },
+      { gapMs: 3_000, maxMs: 10_000 },
     )
     const refused = await eventually(
       async () => (await (await imageUpload(srv)).json()).code as string | undefined,
