@@ -1,6 +1,11 @@
 export { EDITOR_DEFAULTS } from './config/editor-defaults.js'
 export { ENV_VARS, loadConfig, type ServerConfig } from './config/load.js'
 export type { EditorConfig, ServerConfigInput } from './config/schema.js'
+export type {
+  CategoryRecord,
+  MaterialRecord,
+  MaterialRepository,
+} from './db/material-repo.js'
 export { type NodeHandler, toNodeHandler } from './http/node.js'
 export { createUeditorServer, type UeditorOptions, type UeditorServer } from './server.js'
 export { CODES, UeError, type UeErrorCode } from './shared/errors.js'

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises'
 import { type LoadOptions, loadConfig, type ServerConfig } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
+import { MATERIALS_MIGRATION } from './db/migrations.js'
 import { openMetadataStore } from './db/open.js'
 import type { MetadataStore } from './db/types.js'
 import { buildActionTable } from './editor/action-table.js'
@@ -12,6 +13,7 @@ import { createFileServer } from './http/static.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
 import { sharpProcessor } from './images/sharp.js'
 import { createRemoteFetcher, type Dialer, type HostLookup } from './ingest/remote/fetch-image.js'
+import { createMaterialsApi, seedOnFirstStart } from './materials/api.js'
 import { consoleLogger, silentLogger } from './shared/log.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
@@ -39,6 +41,11 @@ export interface UeditorServer {
   readonly editor: FetchHandler
   /** Serves stored files under `routes.files`. */
   readonly files: FetchHandler
+  /**
+   * The materials API for the UEditor Plus Designer: routes on the end of the path
+   * (`…/categories`, `…/materials`, `…/admin/…`), so it can be mounted at any path.
+   */
+  readonly materials: FetchHandler
   /** Everything by path, as the standalone server serves it. */
   readonly fetch: FetchHandler
   /** `fetch` as a node:http request listener. */
@@ -62,7 +69,9 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const storage: StorageDriver = localDiskStorage({ root: config.storage.root })
   const store: MetadataStore = await openMetadataStore(config.index)
   try {
-    await store.migrate()
+    const applied = await store.migrate()
+    const createdTables = applied.includes(MATERIALS_MIGRATION)
+    await seedOnFirstStart({ config, repo: store.materials, createdTables, log })
   } catch (e) {
     await store.close()
     throw e
@@ -77,6 +86,14 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const cors = (h: FetchHandler) => withCors(h, config.http.corsOrigins)
   const editor = cors(
     createEditorHandler({ config, table, storage, files: store.files, images, remote, log }),
+  )
+  const materialsApi = createMaterialsApi({ config, repo: store.materials, log })
+  const materialsMethods = 'GET, POST, PUT, PATCH, DELETE, OPTIONS'
+  const materials = withCors(materialsApi.handler(), config.http.corsOrigins, materialsMethods)
+  const mountedMaterials = withCors(
+    materialsApi.handler(config.routes.materials),
+    config.http.corsOrigins,
+    materialsMethods,
   )
   const files = createFileServer({
     storage,
@@ -93,12 +110,14 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
 
   const editorPath = config.routes.editor
   const filesPrefix = `${config.routes.files}/`
+  const materialsPrefix = `${config.routes.materials.replace(/\/+$/, '')}/`
   const fetch: FetchHandler = async (request) => {
     const { pathname } = new URL(request.url)
     try {
       if (pathname === editorPath || pathname === `${editorPath}/`) return await editor(request)
       if (pathname.startsWith(filesPrefix)) return await files(request)
       if (pathname === '/healthz') return await health(request)
+      if (pathname.startsWith(materialsPrefix)) return await mountedMaterials(request)
       return jsonResponse({ error: { code: 'UE_NOT_FOUND', message: 'Not found' } }, 404)
     } catch (err) {
       log.error({ err, path: pathname }, 'unhandled error')
@@ -111,6 +130,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     config,
     editor,
     files,
+    materials,
     fetch,
     node: toNodeHandler(fetch),
     async close() {

@@ -27,6 +27,7 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   undici: ['ingest/remote/fetch-image.ts'],
   kysely: ['db/'],
   zod: ['config/', 'materials/'],
+  'sanitize-html': ['materials/sanitize.ts'],
 }
 
 function sourceFiles(dir: string): string[] {

@@ -79,6 +79,36 @@ export const ENV_VARS: readonly EnvVar[] = [
     help: 'files URL path',
   },
   {
+    name: 'UEDITOR_MATERIALS_PATH',
+    paths: one('routes', 'materials'),
+    kind: 'string',
+    help: 'materials API URL path',
+  },
+  {
+    name: 'UEDITOR_MATERIALS_ENABLED',
+    paths: one('materials', 'enabled'),
+    kind: 'bool',
+    help: 'serve the materials API',
+  },
+  {
+    name: 'UEDITOR_MATERIALS_TOKENS',
+    paths: one('materials', 'tokens'),
+    kind: 'list',
+    help: 'materials read tokens, comma-separated',
+  },
+  {
+    name: 'UEDITOR_MATERIALS_ADMIN_TOKENS',
+    paths: one('materials', 'adminTokens'),
+    kind: 'list',
+    help: 'materials admin tokens, comma-separated',
+  },
+  {
+    name: 'UEDITOR_MATERIALS_SEED',
+    paths: one('materials', 'seed'),
+    kind: 'bool',
+    help: 'load demo materials on first start',
+  },
+  {
     name: 'UEDITOR_ERROR_STATUS',
     paths: one('http', 'errorStatus'),
     kind: 'string',

@@ -176,6 +176,11 @@ export const EditorConfigSchema = z
 
 export type EditorConfig = z.infer<typeof EditorConfigSchema>
 
+const bearerToken = z
+  .string()
+  .min(16)
+  .max(512)
+  .regex(/^[A-Za-z0-9._~+/-]+=*$/, 'must be a Bearer token: letters, digits and -._~+/ only')
 const absolutePath = z.string().regex(/^\/[A-Za-z0-9._~/-]*$/, 'must be an absolute URL path')
 
 export const ServerConfigSchema = z.strictObject({
@@ -187,6 +192,10 @@ export const ServerConfigSchema = z.strictObject({
     .strictObject({
       editor: absolutePath.default('/ueditor'),
       files: absolutePath.default('/uploads'),
+      materials: absolutePath.default('/materials'),
+    })
+    .refine((r) => new Set([r.editor, r.files, r.materials]).size === 3, {
+      message: 'editor, files and materials need distinct paths',
     })
     .prefault({}),
   /** Base URL put in front of storage keys in results, e.g. a CDN. Default: routes.files + '/'. */
@@ -298,6 +307,20 @@ export const ServerConfigSchema = z.strictObject({
           margin: z.number().int().min(0).max(10_000).default(16),
         })
         .optional(),
+    })
+    .prefault({}),
+  /** The materials service behind the UEditor Plus Designer (docs/materials.md). */
+  materials: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      /** Bearer tokens allowed to read; none: reads are public while `http.host` is loopback. */
+      tokens: z.array(bearerToken).default([]),
+      /** Bearer tokens allowed to write (and read); none: the admin routes are closed. */
+      adminTokens: z.array(bearerToken).default([]),
+      /** Load the demo materials when the materials tables are first created. */
+      seed: z.boolean().default(true),
+      /** Largest JSON request body. */
+      maxBodyBytes: z.number().int().min(1024).max(16_777_216).default(262_144),
     })
     .prefault({}),
   /** Upload flood guards (security.md A36), per client address. */

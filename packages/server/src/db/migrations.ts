@@ -12,6 +12,9 @@ import { UeError } from '../shared/errors.js'
 // biome-ignore lint/suspicious/noExplicitAny: schema changes over time; see Kysely's migration docs
 type AnyDb = Kysely<any>
 
+/** The migration that creates the materials tables: the server seeds demo materials after it. */
+export const MATERIALS_MIGRATION = '0002_materials'
+
 /** Ordered by name; append a new entry to add a migration, never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_files': {
@@ -37,6 +40,47 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('files').execute()
     },
   },
+  [MATERIALS_MIGRATION]: {
+    async up(db: AnyDb) {
+      await withId(db, db.schema.createTable('categories'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('parent_id', 'integer', (c) => c.references('categories.id'))
+        .addColumn('sort_order', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createIndex('categories_parent_id_idx')
+        .on('categories')
+        .column('parent_id')
+        .execute()
+      await withId(db, db.schema.createTable('materials'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('content', 'text', (c) => c.notNull())
+        .addColumn('category_id', 'integer', (c) => c.references('categories.id'))
+        .addColumn('thumbnail', 'text')
+        .addColumn('tags', 'text', (c) => c.notNull().defaultTo('[]'))
+        .addColumn('tags_search', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('custom', 'text', (c) => c.notNull().defaultTo('{}'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createIndex('materials_category_id_idx')
+        .on('materials')
+        .column('category_id')
+        .execute()
+      await db.schema
+        .createIndex('materials_created_at_id_idx')
+        .on('materials')
+        .columns(['created_at', 'id'])
+        .execute()
+    },
+    async down(db: AnyDb) {
+      await db.schema.dropTable('materials').execute()
+      await db.schema.dropTable('categories').execute()
+    },
+  },
 }
 
 export const migrationProvider: MigrationProvider = {
@@ -54,13 +98,17 @@ function withId<T extends string>(
   )
 }
 
-/** Brings the schema to the latest migration; throws UE_INDEX_FAILED naming the one that failed. */
-export async function migrateToLatest(db: AnyDb): Promise<void> {
+/**
+ * Brings the schema to the latest migration and returns the names of the migrations it ran;
+ * throws UE_INDEX_FAILED naming the one that failed.
+ */
+export async function migrateToLatest(db: AnyDb): Promise<string[]> {
   const { error, results } = await new Migrator({
     db,
     provider: migrationProvider,
   }).migrateToLatest()
-  if (error === undefined) return
+  if (error === undefined)
+    return results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? []
   const failed = results?.filter((r) => r.status === 'Error').map((r) => r.migrationName) ?? []
   throw new UeError('UE_INDEX_FAILED', {
     detail: `migration failed: ${failed.length > 0 ? failed.join(', ') : 'before running any'}`,

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path'
 import { CamelCasePlugin, Kysely, SqliteDialect } from 'kysely'
 import { UeError } from '../shared/errors.js'
 import { createFileIndex } from './file-index.js'
+import { createMaterialRepository } from './material-repo.js'
 import { migrateToLatest } from './migrations.js'
 import type { DbSchema } from './schema.js'
 import type { MetadataStore } from './types.js'
@@ -51,6 +52,7 @@ function storeOver(db: Kysely<DbSchema>, dialect: MetadataStore['dialect']): Met
   return {
     dialect,
     files: createFileIndex(db),
+    materials: createMaterialRepository(db),
     migrate: () => migrateToLatest(db),
     close: () => {
       closing ??= db.destroy()

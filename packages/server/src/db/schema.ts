@@ -19,9 +19,43 @@ export interface FilesTable {
   createdAt: number
 }
 
+/** Material categories: a tree through `parentId` (null at the top). */
+export interface CategoriesTable {
+  id: Generated<number>
+  name: string
+  parentId: number | null
+  /** `sort_order` in SQL: `order` is a reserved word. */
+  sortOrder: number
+  /** Milliseconds since the epoch (bigint). */
+  createdAt: number
+  updatedAt: number
+}
+
+/** Designer materials: an HTML fragment with its category, tags and custom fields. */
+export interface MaterialsTable {
+  id: Generated<number>
+  name: string
+  /** Sanitised HTML. */
+  content: string
+  categoryId: number | null
+  thumbnail: string | null
+  /** JSON array of strings. */
+  tags: string
+  /** The tags joined by newlines, for a literal substring search that JSON syntax cannot match. */
+  tagsSearch: string
+  /** JSON object of the integrator's own fields. */
+  custom: string
+  createdAt: number
+  updatedAt: number
+}
+
 export interface DbSchema {
   files: FilesTable
+  categories: CategoriesTable
+  materials: MaterialsTable
 }
 
 export type FileRow = Selectable<FilesTable>
 export type NewFileRow = Insertable<FilesTable>
+export type CategoryRow = Selectable<CategoriesTable>
+export type MaterialRow = Selectable<MaterialsTable>

@@ -1,4 +1,5 @@
 import type { Category, Page, StorageKey } from '../shared/types.js'
+import type { MaterialRepository } from './material-repo.js'
 
 export interface FileEntry {
   id: number
@@ -34,6 +35,8 @@ export interface FileIndex {
 export interface MetadataStore {
   readonly dialect: 'sqlite' | 'postgres'
   readonly files: FileIndex
-  migrate(): Promise<void>
+  readonly materials: MaterialRepository
+  /** Returns the names of the migrations this call ran (empty when already up to date). */
+  migrate(): Promise<string[]>
   close(): Promise<void>
 }

@@ -7,7 +7,11 @@ const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Requested-With, X_Reques
  * Exact-origin CORS: allowed origins get `Access-Control-Allow-Origin` echoed (never `*`,
  * never credentials); preflights are answered here and never reach the handler.
  */
-export function withCors(handler: FetchHandler, origins: readonly string[]): FetchHandler {
+export function withCors(
+  handler: FetchHandler,
+  origins: readonly string[],
+  methods = 'GET, POST, OPTIONS',
+): FetchHandler {
   const allowed = new Set(origins)
   return async (request) => {
     const origin = request.headers.get('origin')
@@ -16,7 +20,7 @@ export function withCors(handler: FetchHandler, origins: readonly string[]): Fet
       const headers = new Headers({ Vary: 'Origin', 'Content-Length': '0' })
       if (ok) {
         headers.set('Access-Control-Allow-Origin', origin)
-        headers.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS')
+        headers.set('Access-Control-Allow-Methods', methods)
         headers.set('Access-Control-Allow-Headers', ALLOWED_HEADERS)
         headers.set('Access-Control-Max-Age', '600')
       }

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 import { isUeError } from '../shared/errors.js'
+import { MATERIALS_COMMANDS, runMaterialsCommand } from './materials-cli.js'
 import { startServer } from './serve.js'
 
 const USAGE = `Usage: ueditor-server [serve]
+       ${MATERIALS_COMMANDS}
 
 Runs the UEditor backend. Configuration comes from a JSON file (UEDITOR_CONFIG) and
 UEDITOR_* environment variables; see docs/config.md.`
@@ -13,6 +15,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`)
     return 0
   }
+  if (command === 'materials') return runMaterialsCommand(argv.slice(1))
   if (command !== 'serve') {
     process.stderr.write(`Unknown command "${command}".\n\n${USAGE}\n`)
     return 2
@@ -22,7 +25,10 @@ async function main(argv: string[]): Promise<number> {
   process.stderr.write(
     `ueditor-server listening on ${server.url}\n` +
       `  editor endpoint (serverUrl): ${server.url}${routes.editor}\n` +
-      `  stored files:                ${server.url}${routes.files}/\n`,
+      `  stored files:                ${server.url}${routes.files}/\n` +
+      (server.ue.config.materials.enabled
+        ? `  materials (designer):        ${server.url}${routes.materials}/categories\n`
+        : ''),
   )
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3'
 import { openMetadataStore } from '../../src/db/open.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
+import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
 
 const dir = await mkdtemp(join(tmpdir(), 'ue-db-'))
 after(() => rm(dir, { recursive: true, force: true }))
@@ -15,6 +16,9 @@ after(() => rm(dir, { recursive: true, force: true }))
 let n = 0
 // A directory that does not exist yet: opening must create it.
 fileIndexContract('sqlite', () =>
+  openMetadataStore({ driver: 'sqlite', file: join(dir, `store-${++n}`, 'index.db') }),
+)
+materialRepositoryContract('sqlite', () =>
   openMetadataStore({ driver: 'sqlite', file: join(dir, `store-${++n}`, 'index.db') }),
 )
 

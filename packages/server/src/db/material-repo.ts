@@ -1,0 +1,331 @@
+import { type Kysely, type SqlBool, sql } from 'kysely'
+import { isUeError, UeError } from '../shared/errors.js'
+import type { Page } from '../shared/types.js'
+import type { CategoryRow, DbSchema, MaterialRow } from './schema.js'
+
+/** The largest id: ids are `integer` columns, 32-bit on PostgreSQL. */
+export const MAX_ID = 2_147_483_647
+
+export interface CategoryRecord {
+  id: number
+  name: string
+  parentId: number | null
+  order: number
+  /** Milliseconds since the epoch. */
+  createdAt: number
+  updatedAt: number
+}
+
+export interface MaterialRecord {
+  id: number
+  name: string
+  content: string
+  categoryId: number | null
+  thumbnail: string | null
+  tags: string[]
+  custom: Record<string, unknown>
+  createdAt: number
+  updatedAt: number
+}
+
+/** Without `id` a new id is given; with one, that row is created or replaced (upsert). */
+export type CategoryInput = Omit<CategoryRecord, 'id' | 'createdAt' | 'updatedAt'> & {
+  id?: number
+  /** Default: kept from the existing row, else now. */
+  createdAt?: number
+  /** Default: now. */
+  updatedAt?: number
+}
+
+export type MaterialInput = Omit<MaterialRecord, 'id' | 'createdAt' | 'updatedAt'> & {
+  id?: number
+  createdAt?: number
+  updatedAt?: number
+}
+
+export interface MaterialSearch {
+  /** Only materials in these categories; absent means all (uncategorised ones included). */
+  categoryIds?: readonly number[]
+  /** A literal, case-insensitive (ASCII) substring of the name or a tag, or an exact id. */
+  keyword?: string
+  /** 1-based. */
+  page: number
+  pageSize: number
+}
+
+/**
+ * Categories and materials in the metadata database. Portable SQL only (SQLite now,
+ * PostgreSQL later). The repository keeps rows; the rules (trees, moves, sanitising) belong to
+ * the materials service.
+ */
+export interface MaterialRepository {
+  /** Flat, ordered by (order, id); the service builds the tree. */
+  categories(): Promise<CategoryRecord[]>
+  getCategory(id: number): Promise<CategoryRecord | null>
+  saveCategory(input: CategoryInput): Promise<CategoryRecord>
+  /** Deletes these categories in one statement; their children and materials must be gone. */
+  deleteCategories(ids: readonly number[]): Promise<number>
+  /** Gives the direct children of `from` the parent `to` (null: top level). */
+  moveChildren(from: number, to: number | null): Promise<number>
+
+  /** Newest first, stable: created_at desc, id desc. */
+  search(q: MaterialSearch): Promise<Page<MaterialRecord>>
+  /** Every material, by id. */
+  allMaterials(): Promise<MaterialRecord[]>
+  getMaterial(id: number): Promise<MaterialRecord | null>
+  saveMaterial(input: MaterialInput): Promise<MaterialRecord>
+  deleteMaterial(id: number): Promise<boolean>
+  countMaterials(categoryIds: readonly number[]): Promise<number>
+  /** Moves the materials of these categories to `to` (null: uncategorised). */
+  moveMaterials(from: readonly number[], to: number | null): Promise<number>
+  deleteMaterialsIn(categoryIds: readonly number[]): Promise<number>
+
+  /** Runs `work` in one transaction; inside it, `transaction` simply runs `work` again. */
+  transaction<T>(work: (repo: MaterialRepository) => Promise<T>): Promise<T>
+}
+
+export function createMaterialRepository(db: Kysely<DbSchema>): MaterialRepository {
+  // Not `guarded`: the work's own errors pass through as they are.
+  return repositoryOver(db, (work) => db.transaction().execute((trx) => work(repositoryOver(trx))))
+}
+
+type Transact = <T>(work: (repo: MaterialRepository) => Promise<T>) => Promise<T>
+
+function repositoryOver(db: Kysely<DbSchema>, transact?: Transact): MaterialRepository {
+  const repo: MaterialRepository = {
+    categories: () => guarded(() => categories(db)),
+    getCategory: (id) => guarded(() => getCategory(db, id)),
+    saveCategory: (input) => guarded(() => saveCategory(db, input)),
+    deleteCategories: (ids) =>
+      guarded(async () => {
+        if (ids.length === 0) return 0
+        const r = await db.deleteFrom('categories').where('id', 'in', ids).executeTakeFirst()
+        return Number(r.numDeletedRows)
+      }),
+    moveChildren: (from, to) =>
+      guarded(async () => {
+        const r = await db
+          .updateTable('categories')
+          .set({ parentId: to, updatedAt: Date.now() })
+          .where('parentId', '=', from)
+          .executeTakeFirst()
+        return Number(r.numUpdatedRows)
+      }),
+    search: (q) => guarded(() => search(db, q)),
+    allMaterials: () =>
+      guarded(async () => {
+        const rows = await db.selectFrom('materials').selectAll().orderBy('id').execute()
+        return rows.map(toMaterial)
+      }),
+    getMaterial: (id) => guarded(() => getMaterial(db, id)),
+    saveMaterial: (input) => guarded(() => saveMaterial(db, input)),
+    deleteMaterial: (id) =>
+      guarded(async () => {
+        const r = await db.deleteFrom('materials').where('id', '=', id).executeTakeFirst()
+        return r.numDeletedRows > 0n
+      }),
+    countMaterials: (ids) =>
+      guarded(async () => {
+        if (ids.length === 0) return 0
+        const { n } = await db
+          .selectFrom('materials')
+          .where('categoryId', 'in', ids)
+          .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+          .executeTakeFirstOrThrow()
+        return Number(n)
+      }),
+    moveMaterials: (from, to) =>
+      guarded(async () => {
+        if (from.length === 0) return 0
+        const r = await db
+          .updateTable('materials')
+          .set({ categoryId: to, updatedAt: Date.now() })
+          .where('categoryId', 'in', from)
+          .executeTakeFirst()
+        return Number(r.numUpdatedRows)
+      }),
+    deleteMaterialsIn: (ids) =>
+      guarded(async () => {
+        if (ids.length === 0) return 0
+        const r = await db.deleteFrom('materials').where('categoryId', 'in', ids).executeTakeFirst()
+        return Number(r.numDeletedRows)
+      }),
+    transaction: (work) => (transact ? transact(work) : work(repo)),
+  }
+  return repo
+}
+
+async function categories(db: Kysely<DbSchema>): Promise<CategoryRecord[]> {
+  const rows = await db
+    .selectFrom('categories')
+    .selectAll()
+    .orderBy('sortOrder')
+    .orderBy('id')
+    .execute()
+  return rows.map(toCategory)
+}
+
+async function getCategory(db: Kysely<DbSchema>, id: number): Promise<CategoryRecord | null> {
+  const row = await db.selectFrom('categories').selectAll().where('id', '=', id).executeTakeFirst()
+  return row === undefined ? null : toCategory(row)
+}
+
+// Explicit ids are kept (import is idempotent by id). PostgreSQL will need its identity
+// sequence moved past them once that dialect lands.
+async function saveCategory(db: Kysely<DbSchema>, c: CategoryInput): Promise<CategoryRecord> {
+  const now = Date.now()
+  const values = {
+    name: c.name,
+    parentId: c.parentId,
+    sortOrder: c.order,
+    updatedAt: c.updatedAt ?? now,
+  }
+  const row = await db
+    .insertInto('categories')
+    .values({
+      ...values,
+      ...(c.id === undefined ? {} : { id: c.id }),
+      createdAt: c.createdAt ?? now,
+    })
+    .onConflict((oc) =>
+      oc
+        .column('id')
+        .doUpdateSet(c.createdAt === undefined ? values : { ...values, createdAt: c.createdAt }),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow()
+  return toCategory(row)
+}
+
+async function getMaterial(db: Kysely<DbSchema>, id: number): Promise<MaterialRecord | null> {
+  const row = await db.selectFrom('materials').selectAll().where('id', '=', id).executeTakeFirst()
+  return row === undefined ? null : toMaterial(row)
+}
+
+async function saveMaterial(db: Kysely<DbSchema>, m: MaterialInput): Promise<MaterialRecord> {
+  const now = Date.now()
+  const values = {
+    name: m.name,
+    content: m.content,
+    categoryId: m.categoryId,
+    thumbnail: m.thumbnail,
+    tags: JSON.stringify(m.tags),
+    tagsSearch: m.tags.join('\n'),
+    custom: JSON.stringify(m.custom),
+    updatedAt: m.updatedAt ?? now,
+  }
+  const row = await db
+    .insertInto('materials')
+    .values({
+      ...values,
+      ...(m.id === undefined ? {} : { id: m.id }),
+      createdAt: m.createdAt ?? now,
+    })
+    .onConflict((oc) =>
+      oc
+        .column('id')
+        .doUpdateSet(m.createdAt === undefined ? values : { ...values, createdAt: m.createdAt }),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow()
+  return toMaterial(row)
+}
+
+async function search(db: Kysely<DbSchema>, q: MaterialSearch): Promise<Page<MaterialRecord>> {
+  if (q.categoryIds !== undefined && q.categoryIds.length === 0) return { items: [], total: 0 }
+  const keyword = q.keyword ?? ''
+  const pattern = `%${escapeLike(keyword)}%`
+  const id = /^\d{1,10}$/.test(keyword) ? Number(keyword) : Number.NaN
+  const matches = db
+    .selectFrom('materials')
+    .$if(q.categoryIds !== undefined, (qb) => qb.where('categoryId', 'in', q.categoryIds ?? []))
+    .$if(keyword !== '', (qb) =>
+      qb.where((eb) =>
+        eb.or([
+          // lower() on both sides: ASCII-only on SQLite, Unicode on PostgreSQL, symmetric on each.
+          sql<SqlBool>`lower(${eb.ref('name')}) like lower(${pattern}) escape '\\'`,
+          sql<SqlBool>`lower(${eb.ref('tagsSearch')}) like lower(${pattern}) escape '\\'`,
+          ...(id >= 1 && id <= MAX_ID ? [eb('id', '=', id)] : []),
+        ]),
+      ),
+    )
+  const { total } = await matches
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
+    .executeTakeFirstOrThrow()
+  const count = Number(total)
+  const offset = (q.page - 1) * q.pageSize
+  if (q.pageSize < 1 || offset >= count) return { items: [], total: count }
+  const rows = await matches
+    .selectAll()
+    .orderBy('createdAt', 'desc')
+    .orderBy('id', 'desc')
+    .limit(q.pageSize)
+    .offset(offset)
+    .execute()
+  return { items: rows.map(toMaterial), total: count }
+}
+
+/** `%`, `_` and `\` match themselves under `ESCAPE '\'`. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+function toCategory(row: CategoryRow): CategoryRecord {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    parentId: row.parentId === null ? null : Number(row.parentId),
+    order: Number(row.sortOrder),
+    createdAt: Number(row.createdAt),
+    updatedAt: Number(row.updatedAt),
+  }
+}
+
+function toMaterial(row: MaterialRow): MaterialRecord {
+  const tags = parseJson(row.tags)
+  const custom = parseJson(row.custom)
+  return {
+    id: Number(row.id),
+    name: row.name,
+    content: row.content,
+    categoryId: row.categoryId === null ? null : Number(row.categoryId),
+    thumbnail: row.thumbnail,
+    tags: Array.isArray(tags) ? tags.filter((t): t is string => typeof t === 'string') : [],
+    custom: isPlainObject(custom) ? custom : {},
+    createdAt: Number(row.createdAt),
+    updatedAt: Number(row.updatedAt),
+  }
+}
+
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+
+/** Rows written by older versions or by hand may hold anything: never let a key reach a prototype. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text, (key, value) => (PROTOTYPE_KEYS.has(key) ? undefined : value))
+  } catch {
+    return null
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/** SQLite (better-sqlite3) and PostgreSQL (SQLSTATE 23503) spell it differently. */
+function isForeignKeyViolation(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code
+  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503'
+}
+
+async function guarded<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (cause) {
+    if (isUeError(cause)) throw cause
+    // A concurrent write removed a row this one refers to.
+    if (isForeignKeyViolation(cause))
+      throw new UeError('UE_CONFLICT', { detail: 'a concurrent change removed a category', cause })
+    throw new UeError('UE_INDEX_FAILED', { cause })
+  }
+}

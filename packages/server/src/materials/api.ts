@@ -1,0 +1,70 @@
+import type { ServerConfig } from '../config/load.js'
+import type { MaterialRepository } from '../db/material-repo.js'
+import { UeError } from '../shared/errors.js'
+import type { FetchHandler, Logger } from '../shared/types.js'
+import { createMaterialsAuth, isLoopbackHost } from './auth.js'
+import { errorResponse } from './respond.js'
+import { createMaterialsHandler } from './routes.js'
+import { seedDemoMaterials } from './seed.js'
+import { createMaterialsService, type MaterialsService } from './service.js'
+
+export interface MaterialsApi {
+  readonly service: MaterialsService
+  /** The HTTP API; with `basePath` paths are matched exactly below it, else by their end. */
+  handler(basePath?: string): FetchHandler
+}
+
+/** The materials service as configured: auth from the tokens, 404 everywhere when disabled. */
+export function createMaterialsApi(o: {
+  config: ServerConfig
+  repo: MaterialRepository
+  log: Logger
+}): MaterialsApi {
+  const { materials, http } = o.config
+  const publicReads = materials.tokens.length === 0 && isLoopbackHost(http.host)
+  if (materials.enabled && materials.tokens.length === 0 && !publicReads)
+    o.log.warn(
+      { host: http.host },
+      'materials: no read token is configured and the server is not on loopback, so reads ' +
+        'answer 401; set materials.tokens (UEDITOR_MATERIALS_TOKENS)',
+    )
+  const service = createMaterialsService(o.repo)
+  const authorize = createMaterialsAuth({
+    tokens: materials.tokens,
+    adminTokens: materials.adminTokens,
+    publicReads,
+  })
+  const disabled: FetchHandler = async () => errorResponse(new UeError('UE_NOT_FOUND'))
+  return {
+    service,
+    handler: (basePath) =>
+      materials.enabled
+        ? createMaterialsHandler({
+            service,
+            authorize,
+            maxBodyBytes: materials.maxBodyBytes,
+            idleMs: http.bodyIdleTimeoutMs,
+            log: o.log,
+            basePath,
+          })
+        : disabled,
+  }
+}
+
+/**
+ * The demo materials are loaded once, on the start that creates the materials tables (a fresh
+ * data folder), so deleting them later is final.
+ */
+export async function seedOnFirstStart(o: {
+  config: ServerConfig
+  repo: MaterialRepository
+  createdTables: boolean
+  log: Logger
+}): Promise<void> {
+  if (!o.createdTables || !o.config.materials.enabled || !o.config.materials.seed) return
+  const summary = await seedDemoMaterials(o.repo)
+  o.log.info(
+    { categories: summary.categories.created, materials: summary.materials.created },
+    'materials: loaded the demo materials (materials.seed: false turns this off)',
+  )
+}

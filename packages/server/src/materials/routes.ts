@@ -1,0 +1,206 @@
+import { MAX_ID } from '../db/material-repo.js'
+import { isUeError, UeError } from '../shared/errors.js'
+import type { FetchHandler, Logger } from '../shared/types.js'
+import type { Authorize, Scope } from './auth.js'
+import { readJsonBody } from './json-body.js'
+import { errorResponse, jsonResponse } from './respond.js'
+import {
+  CategoryPatchSchema,
+  CategoryWriteSchema,
+  MaterialPatchSchema,
+  MaterialWriteSchema,
+  parseWith,
+  SearchSchema,
+} from './schemas.js'
+import type { DeleteMode, MaterialsService } from './service.js'
+
+export interface MaterialsHandlerOptions {
+  service: MaterialsService
+  authorize: Authorize
+  maxBodyBytes: number
+  idleMs: number
+  log: Logger
+  /**
+   * The mount path: paths are then matched exactly below it. Without it, routes are matched on
+   * the last segments of the path, so the handler works at any prefix (`/x/y/categories`).
+   */
+  basePath?: string
+}
+
+type Resource = 'categories' | 'materials'
+type Route =
+  | { kind: 'categories' }
+  | { kind: 'search' }
+  | { kind: 'collection'; resource: Resource }
+  | { kind: 'item'; resource: Resource; id: string }
+
+const PATTERNS: readonly (readonly string[])[] = [
+  ['admin', ':resource', ':id'],
+  ['admin', ':resource'],
+  ['categories'],
+  ['materials'],
+]
+
+/**
+ * The materials API (docs/materials.md): `GET categories`, `POST materials` (spec §4.3; GET
+ * with a query works too), and the admin routes `admin/categories[/:id]`,
+ * `admin/materials[/:id]`. Errors are `{error: {code, message}}` with the code's status.
+ */
+export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler {
+  const { service } = o
+  const body = (request: Request, emptyAs?: unknown) =>
+    readJsonBody(request, { maxBytes: o.maxBodyBytes, idleMs: o.idleMs, emptyAs })
+
+  async function handle(request: Request, route: Route, url: URL): Promise<Response> {
+    const method = request.method
+    const allow = (methods: string[], scope: Scope) =>
+      methods.includes(method)
+        ? o.authorize(request, scope)
+        : errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), { Allow: methods.join(', ') })
+
+    switch (route.kind) {
+      case 'categories':
+        return allow(['GET', 'HEAD'], 'read') ?? jsonResponse(await service.categoryTree())
+      case 'search': {
+        const refused = allow(['POST', 'GET', 'HEAD'], 'read')
+        if (refused) return refused
+        const input = method === 'POST' ? await body(request, {}) : searchParams(url)
+        return jsonResponse(await service.search(parseWith(SearchSchema, input)))
+      }
+      case 'collection': {
+        const refused = allow(['POST'], 'admin')
+        if (refused) return refused
+        const input = await body(request)
+        const created =
+          route.resource === 'categories'
+            ? await service.createCategory(parseWith(CategoryWriteSchema, input))
+            : await service.createMaterial(parseWith(MaterialWriteSchema, input))
+        return jsonResponse(created, 201)
+      }
+      case 'item': {
+        const refused = allow(['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'], 'admin')
+        if (refused) return refused
+        return item(request, route.resource, pathId(route.id), url)
+      }
+    }
+  }
+
+  async function item(request: Request, resource: Resource, id: number, url: URL) {
+    const categories = resource === 'categories'
+    switch (request.method) {
+      case 'PUT': {
+        const input = await body(request)
+        const { view, created } = categories
+          ? await service.putCategory(id, parseWith(CategoryWriteSchema, input))
+          : await service.putMaterial(id, parseWith(MaterialWriteSchema, input))
+        return jsonResponse(view, created ? 201 : 200)
+      }
+      case 'PATCH': {
+        const input = await body(request)
+        return jsonResponse(
+          categories
+            ? await service.patchCategory(id, parseWith(CategoryPatchSchema, input))
+            : await service.patchMaterial(id, parseWith(MaterialPatchSchema, input)),
+        )
+      }
+      case 'DELETE':
+        return jsonResponse(
+          categories
+            ? await service.deleteCategory(id, deleteMode(url))
+            : await service.deleteMaterial(id),
+        )
+      default:
+        return jsonResponse(
+          categories ? await service.getCategory(id) : await service.getMaterial(id),
+        )
+    }
+  }
+
+  return async (request) => {
+    const url = new URL(request.url)
+    const withBody = request.method !== 'GET' && request.method !== 'HEAD'
+    let response: Response
+    try {
+      const route = matchRoute(url.pathname, o.basePath)
+      response = route
+        ? await handle(request, route, url)
+        : errorResponse(new UeError('UE_NOT_FOUND'))
+    } catch (err) {
+      if (!isUeError(err)) o.log.error({ err, path: url.pathname }, 'materials request failed')
+      response = errorResponse(isUeError(err) ? err : new UeError('UE_INTERNAL'))
+    }
+    // A refused request body may still be unread; closing is cheaper than draining it.
+    if (withBody && response.status >= 400) response.headers.set('Connection', 'close')
+    return response
+  }
+}
+
+function matchRoute(pathname: string, basePath: string | undefined): Route | null {
+  let rest = pathname
+  if (basePath !== undefined) {
+    const base = basePath.replace(/\/+$/, '')
+    if (rest !== base && !rest.startsWith(`${base}/`)) return null
+    rest = rest.slice(base.length)
+  }
+  const segments = rest.split('/').filter((s) => s !== '')
+  for (const pattern of PATTERNS) {
+    if (
+      basePath !== undefined ? segments.length !== pattern.length : segments.length < pattern.length
+    )
+      continue
+    const tail = segments.slice(segments.length - pattern.length)
+    const params: Record<string, string> = {}
+    const fits = pattern.every((part, i) => {
+      const seg = tail[i] as string
+      if (part === ':id') params.id = seg
+      else if (part === ':resource') {
+        if (seg !== 'categories' && seg !== 'materials') return false
+        params.resource = seg
+      } else if (part !== seg) return false
+      return true
+    })
+    if (!fits) continue
+    const resource = params.resource as Resource
+    if (params.id !== undefined) return { kind: 'item', resource, id: params.id }
+    if (params.resource !== undefined) return { kind: 'collection', resource }
+    return pattern[0] === 'categories' ? { kind: 'categories' } : { kind: 'search' }
+  }
+  return null
+}
+
+function pathId(raw: string): number {
+  const id = /^[1-9]\d{0,9}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!(id <= MAX_ID)) throw new UeError('UE_NOT_FOUND')
+  return id
+}
+
+const SEARCH_KEYS = ['categoryId', 'keyword', 'keywords', 'page', 'pageSize'] as const
+
+/** `GET materials?categoryId=…&keyword=…&page=…&pageSize=…`; a repeated key is refused. */
+function searchParams(url: URL): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const key of SEARCH_KEYS) {
+    const values = url.searchParams.getAll(key)
+    if (values.length > 1)
+      throw new UeError('UE_VALIDATION_FAILED', { detail: `${key}: given more than once` })
+    const value = values[0]
+    if (value !== undefined && !(value === '' && (key === 'page' || key === 'pageSize')))
+      out[key] = value
+  }
+  return out
+}
+
+/** `?cascade=true` or `?moveTo=<id>` (`0`: to the top level, materials uncategorised). */
+function deleteMode(url: URL): DeleteMode {
+  const cascade = url.searchParams.get('cascade')
+  const moveTo = url.searchParams.get('moveTo')
+  const invalid = (detail: string) => new UeError('UE_VALIDATION_FAILED', { detail })
+  if (cascade !== null && !['true', 'false', '1', '0'].includes(cascade))
+    throw invalid('cascade: must be true or false')
+  const cascading = cascade === 'true' || cascade === '1'
+  if (moveTo === null) return cascading ? { kind: 'cascade' } : { kind: 'refuse' }
+  if (cascading) throw invalid('cascade and moveTo: give one of them')
+  const to = /^\d{1,10}$/.test(moveTo) ? Number(moveTo) : Number.NaN
+  if (!(to <= MAX_ID)) throw invalid('moveTo: must be a category id, or 0 for the top level')
+  return { kind: 'move', to: to === 0 ? null : to }
+}

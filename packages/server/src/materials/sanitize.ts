@@ -1,0 +1,287 @@
+import sanitizeHtml from 'sanitize-html'
+
+/**
+ * Material HTML is `innerHTML`-ed into the integrator's admin page by the designer and then
+ * inserted into articles (security.md A37), so it is cleaned on write with an allow-list: layout
+ * tags and inline styles stay (typesetting materials live on `style`), anything that can run
+ * script, load a document, submit a form, restyle the host page or re-parse differently goes.
+ */
+
+const LAYOUT_TAGS = [
+  'section',
+  'article',
+  'header',
+  'footer',
+  'div',
+  'p',
+  'span',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'blockquote',
+  'pre',
+  'code',
+  'figure',
+  'figcaption',
+  'ul',
+  'ol',
+  'li',
+  'dl',
+  'dt',
+  'dd',
+  'table',
+  'caption',
+  'colgroup',
+  'col',
+  'thead',
+  'tbody',
+  'tfoot',
+  'tr',
+  'th',
+  'td',
+  'a',
+  'img',
+  'br',
+  'hr',
+  'strong',
+  'b',
+  'em',
+  'i',
+  'u',
+  's',
+  'strike',
+  'del',
+  'ins',
+  'sub',
+  'sup',
+  'small',
+  'mark',
+]
+
+// Dropped together with their text: raw-text and foreign-content elements whose content would
+// otherwise come back as live markup (the mXSS chains of A37 go through svg/math/style).
+const DROPPED_WITH_CONTENT = [
+  'script',
+  'style',
+  'textarea',
+  'option',
+  'xmp',
+  'noscript',
+  'noembed',
+  'noframes',
+  'iframe',
+  'frame',
+  'frameset',
+  'object',
+  'embed',
+  'applet',
+  'template',
+  'title',
+  'select',
+  'svg',
+  'math',
+  'plaintext',
+]
+
+const TABLE_CELL = ['colspan', 'rowspan', 'width', 'height', 'valign', 'align']
+
+const ALLOWED_ATTRIBUTES: sanitizeHtml.IOptions['allowedAttributes'] = {
+  '*': ['style', 'title', 'align', 'dir', 'lang'],
+  a: ['href', 'target', 'rel'],
+  img: ['src', 'alt', 'width', 'height'],
+  table: ['width', 'border', 'cellpadding', 'cellspacing'],
+  col: ['span', 'width'],
+  colgroup: ['span', 'width'],
+  td: TABLE_CELL,
+  th: TABLE_CELL,
+  ol: ['start', 'type', 'reversed'],
+  li: ['value'],
+}
+
+// Plain values: letters (CJK font names included), digits, and the punctuation of lengths,
+// colours, gradients and font lists. No `:`, `\`, `;`, `{`, `<`, so no url(), no escapes, no
+// breaking out of the declaration; the look-ahead refuses legacy script-bearing functions.
+const PLAIN =
+  /^(?![\s\S]*(?:expression|javascript|vbscript|behaviou?r|binding|@import))[\p{L}\p{N}\s#%.,+\-/()'"!_*]*$/iu
+// As PLAIN, plus `url(...)` whose target is http(s), protocol-relative or relative: a `:` may
+// only appear as the end of `http:` or `https:`.
+const WITH_URL =
+  /^(?![\s\S]*(?:expression|javascript|vbscript|behaviou?r|binding|@import))(?:https?:|[\p{L}\p{N}\s#%.,+\-/()'"!_*?=&~])*$/iu
+
+const PLAIN_PROPERTIES = [
+  'color',
+  'background-color',
+  'background-size',
+  'background-position',
+  'background-repeat',
+  'background-clip',
+  'background-origin',
+  'font',
+  'font-size',
+  'font-weight',
+  'font-style',
+  'font-family',
+  'font-variant',
+  'line-height',
+  'letter-spacing',
+  'word-spacing',
+  'text-align',
+  'text-align-last',
+  'text-decoration',
+  'text-decoration-line',
+  'text-decoration-color',
+  'text-decoration-style',
+  'text-indent',
+  'text-transform',
+  'text-shadow',
+  'white-space',
+  'word-break',
+  'word-wrap',
+  'overflow-wrap',
+  'vertical-align',
+  'writing-mode',
+  'margin',
+  'margin-top',
+  'margin-right',
+  'margin-bottom',
+  'margin-left',
+  'padding',
+  'padding-top',
+  'padding-right',
+  'padding-bottom',
+  'padding-left',
+  'border',
+  'border-top',
+  'border-right',
+  'border-bottom',
+  'border-left',
+  'border-width',
+  'border-style',
+  'border-color',
+  'border-top-width',
+  'border-right-width',
+  'border-bottom-width',
+  'border-left-width',
+  'border-top-style',
+  'border-right-style',
+  'border-bottom-style',
+  'border-left-style',
+  'border-top-color',
+  'border-right-color',
+  'border-bottom-color',
+  'border-left-color',
+  'border-radius',
+  'border-top-left-radius',
+  'border-top-right-radius',
+  'border-bottom-right-radius',
+  'border-bottom-left-radius',
+  'border-collapse',
+  'border-spacing',
+  'box-shadow',
+  'box-sizing',
+  'outline',
+  'width',
+  'height',
+  'min-width',
+  'min-height',
+  'max-width',
+  'max-height',
+  'float',
+  'clear',
+  'opacity',
+  'overflow',
+  'overflow-x',
+  'overflow-y',
+  'top',
+  'right',
+  'bottom',
+  'left',
+  'transform',
+  'transform-origin',
+  'flex',
+  'flex-direction',
+  'flex-wrap',
+  'flex-flow',
+  'flex-grow',
+  'flex-shrink',
+  'flex-basis',
+  'justify-content',
+  'align-items',
+  'align-self',
+  'align-content',
+  'gap',
+  'row-gap',
+  'column-gap',
+  'list-style',
+  'list-style-type',
+  'list-style-position',
+  'table-layout',
+  'caption-side',
+  'visibility',
+]
+const URL_PROPERTIES = ['background', 'background-image', 'border-image', 'list-style-image']
+
+const ALLOWED_STYLES: Record<string, RegExp[]> = {
+  ...Object.fromEntries(PLAIN_PROPERTIES.map((p) => [p, [PLAIN]])),
+  ...Object.fromEntries(URL_PROPERTIES.map((p) => [p, [WITH_URL]])),
+  // No `fixed`/`sticky`: a material must not cover the page it is previewed in.
+  position: [/^(static|relative|absolute)$/i],
+  'z-index': [/^-?\d{1,3}$/],
+  display: [
+    /^(block|inline|inline-block|flex|inline-flex|grid|inline-grid|table|table-row|table-cell|table-caption|list-item|none)$/i,
+  ],
+}
+
+const DATA_IMAGE = /^data:image\/(?:png|jpe?g|gif|webp);base64,[A-Za-z0-9+/\s]+=*$/i
+
+const OPTIONS: sanitizeHtml.IOptions = {
+  allowedTags: LAYOUT_TAGS,
+  allowedAttributes: ALLOWED_ATTRIBUTES,
+  allowedStyles: { '*': ALLOWED_STYLES },
+  nonTextTags: DROPPED_WITH_CONTENT,
+  disallowedTagsMode: 'discard',
+  allowedSchemes: ['http', 'https', 'mailto', 'tel'],
+  // Raster data: images only, checked exactly below; they cannot run script inside <img>.
+  allowedSchemesByTag: { img: ['http', 'https', 'data'] },
+  allowedSchemesAppliedToAttributes: ['href', 'src', 'cite'],
+  allowProtocolRelative: true,
+  transformTags: {
+    a: (tagName, attribs) => {
+      const { target, rel: _rel, ...rest } = attribs
+      return {
+        tagName,
+        attribs:
+          target === '_blank' ? { ...rest, target, rel: 'noopener noreferrer' } : { ...rest },
+      }
+    },
+    img: (tagName, attribs) => {
+      const src = attribs.src ?? ''
+      const keep = !/^\s*data:/i.test(src) || DATA_IMAGE.test(src)
+      return {
+        tagName,
+        attribs: Object.fromEntries(Object.entries(attribs).filter(([k]) => keep || k !== 'src')),
+      }
+    },
+  },
+}
+
+/** Cleans material HTML; idempotent (cleaning the result again changes nothing). */
+export function sanitizeMaterialHtml(html: string): string {
+  return sanitizeHtml(html, OPTIONS)
+}
+
+/**
+ * A thumbnail is shown as an image address by integrators: only http(s) URLs and relative
+ * paths, with no whitespace, control characters or backslashes that browsers would strip or
+ * reinterpret.
+ */
+export function isSafeThumbnail(value: string): boolean {
+  if (value.length === 0 || value.length > 2048) return false
+  if (/[\s\\\p{Cc}<>"'`]/u.test(value)) return false
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(value)
+  if (scheme === null) return true
+  return /^https?$/i.test(scheme[1] as string) && URL.canParse(value)
+}

@@ -1,0 +1,195 @@
+import { z } from 'zod'
+import { MAX_ID } from '../db/material-repo.js'
+import { UeError } from '../shared/errors.js'
+import { isSafeThumbnail } from './sanitize.js'
+
+export const MAX_PAGE_SIZE = 100
+export const DEFAULT_PAGE_SIZE = 20
+/** Far past any real catalogue; keeps the SQL offset a small integer. */
+export const MAX_PAGE = 1_000_000
+export const MAX_KEYWORD = 100
+
+const CONTROL = /\p{Cc}/u
+const text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .refine((v) => !CONTROL.test(v), 'must not contain control characters')
+
+const id = z.number().int().min(1).max(MAX_ID)
+/** A category reference in a write: `null` or `0` mean none (top level, uncategorised). */
+const categoryRef = z
+  .union([id, z.literal(0), z.null()], { error: 'must be a category id, or null' })
+  .transform((v) => (v === 0 ? null : v))
+const order = z.number().int().min(-1_000_000).max(1_000_000)
+
+const CATEGORY_FIELDS = {
+  name: text(100),
+  parentId: categoryRef.default(null),
+  order: order.default(0),
+}
+
+/** `POST /admin/categories`, `PUT /admin/categories/:id`. */
+export const CategoryWriteSchema = z.strictObject(CATEGORY_FIELDS)
+/** `PATCH /admin/categories/:id`: only the fields given change. */
+export const CategoryPatchSchema = z.strictObject({
+  name: CATEGORY_FIELDS.name.optional(),
+  parentId: categoryRef.optional(),
+  order: order.optional(),
+})
+export type CategoryWrite = z.output<typeof CategoryWriteSchema>
+export type CategoryPatch = z.output<typeof CategoryPatchSchema>
+
+/** Names the public item already uses; a custom field may not shadow them. */
+export const RESERVED_FIELDS = new Set([
+  'id',
+  'name',
+  'content',
+  'categoryId',
+  'thumbnail',
+  'tags',
+  'createdAt',
+  'updatedAt',
+  // the designer's own names, which the loaders produce from the fields above
+  'title',
+  'html',
+  'cover',
+])
+const MAX_CUSTOM_DEPTH = 8
+
+const thumbnail = z
+  .union([z.string().trim(), z.null()])
+  .transform((v) => (v === '' ? null : v))
+  .refine((v) => v === null || isSafeThumbnail(v), 'must be an http(s) URL or a relative path')
+
+const tags = z
+  .array(text(50))
+  .max(30)
+  .transform((list) => [...new Set(list)])
+
+const custom = z.record(z.string().min(1).max(64), z.unknown()).superRefine((fields, ctx) => {
+  const keys = Object.keys(fields)
+  if (keys.length > 50) ctx.addIssue({ code: 'custom', message: 'at most 50 custom fields' })
+  for (const key of keys)
+    if (RESERVED_FIELDS.has(key))
+      ctx.addIssue({ code: 'custom', path: [key], message: 'is a reserved field name' })
+  if (depthOf(fields) > MAX_CUSTOM_DEPTH)
+    ctx.addIssue({ code: 'custom', message: `nested deeper than ${MAX_CUSTOM_DEPTH}` })
+})
+
+const MATERIAL_FIELDS = {
+  name: text(200),
+  content: z.string().max(500_000),
+  categoryId: categoryRef.default(null),
+  thumbnail: thumbnail.default(null),
+  tags: tags.default([]),
+  custom: custom.default({}),
+}
+
+/** `POST /admin/materials`, `PUT /admin/materials/:id`. */
+export const MaterialWriteSchema = z.strictObject(MATERIAL_FIELDS)
+/** `PATCH /admin/materials/:id`: only the fields given change (`tags` and `custom` as a whole). */
+export const MaterialPatchSchema = z.strictObject({
+  name: MATERIAL_FIELDS.name.optional(),
+  content: MATERIAL_FIELDS.content.optional(),
+  categoryId: categoryRef.optional(),
+  thumbnail: thumbnail.optional(),
+  tags: tags.optional(),
+  custom: custom.optional(),
+})
+export type MaterialWrite = z.output<typeof MaterialWriteSchema>
+export type MaterialPatch = z.output<typeof MaterialPatchSchema>
+
+const pageNumber = z
+  .union(
+    [
+      z.number(),
+      z
+        .string()
+        .regex(/^\d{1,16}$/)
+        .transform(Number),
+      z.null(),
+    ],
+    {
+      error: 'must be a finite number',
+    },
+  )
+  .optional()
+const keyword = z
+  .string()
+  .max(MAX_KEYWORD)
+  .refine((v) => !CONTROL.test(v), 'must not contain control characters')
+  .nullable()
+  .optional()
+
+/**
+ * The body of `POST /materials` (spec §4.3). `categoryId` `0`, `''`, `null` or absent means all;
+ * `keywords` (the designer's own name) is read when `keyword` is absent; `page` defaults to 1,
+ * `pageSize` to 20 and is clamped to [1, 100]. Unknown keys are ignored.
+ */
+export const SearchSchema = z
+  .object({
+    categoryId: z
+      .union(
+        [
+          z.number().int().min(0).max(MAX_ID),
+          z
+            .string()
+            .regex(/^\d{0,10}$/, 'must be a category id')
+            .transform((v) => (v === '' ? 0 : Number(v)))
+            .refine((v) => v <= MAX_ID, 'must be a category id'),
+          z.null(),
+        ],
+        { error: 'must be a category id, or 0 for all' },
+      )
+      .optional(),
+    keyword,
+    keywords: keyword,
+    page: pageNumber,
+    pageSize: pageNumber,
+  })
+  .transform((q) => ({
+    categoryId: q.categoryId ? q.categoryId : null,
+    keyword: (q.keyword ?? q.keywords ?? '').trim(),
+    page: clamp(q.page ?? 1, 1, MAX_PAGE),
+    pageSize: clamp(q.pageSize ?? DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE),
+  }))
+export type SearchQuery = z.output<typeof SearchSchema>
+
+const timestamp = z.iso.datetime({ offset: true }).transform((v) => Date.parse(v))
+const withIdentity = { id, createdAt: timestamp.optional(), updatedAt: timestamp.optional() }
+
+/** The JSON file of `ueditor-server materials import` (and what `export` writes). */
+export const TransferSchema = z.strictObject({
+  version: z.literal(1).optional(),
+  exportedAt: z.string().optional(),
+  categories: z.array(z.strictObject({ ...CATEGORY_FIELDS, ...withIdentity })).default([]),
+  materials: z.array(z.strictObject({ ...MATERIAL_FIELDS, ...withIdentity })).default([]),
+})
+export type TransferInput = z.output<typeof TransferSchema>
+
+/** Parses or throws UE_VALIDATION_FAILED listing the problems by path. */
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value)
+  if (result.success) return result.data
+  const issues = result.error.issues.slice(0, 10).map((issue) => {
+    const path = issue.path.map(String).join('.')
+    const line = path ? `${path}: ${issue.message}` : issue.message
+    return line.length > 200 ? `${line.slice(0, 200)}…` : line
+  })
+  const more = result.error.issues.length > 10 ? '; …' : ''
+  throw new UeError('UE_VALIDATION_FAILED', { detail: issues.join('; ') + more })
+}
+
+function clamp(n: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, Math.floor(n)))
+}
+
+function depthOf(value: unknown, depth = 0): number {
+  if (depth > MAX_CUSTOM_DEPTH || typeof value !== 'object' || value === null) return depth
+  let max = depth + 1
+  for (const v of Object.values(value)) max = Math.max(max, depthOf(v, depth + 1))
+  return max
+}

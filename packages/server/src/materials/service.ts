@@ -1,0 +1,280 @@
+import type { CategoryRecord, MaterialRecord, MaterialRepository } from '../db/material-repo.js'
+import { UeError } from '../shared/errors.js'
+import { sanitizeMaterialHtml } from './sanitize.js'
+import type {
+  CategoryPatch,
+  CategoryWrite,
+  MaterialPatch,
+  MaterialWrite,
+  SearchQuery,
+} from './schemas.js'
+import {
+  buildTree,
+  type CategoryNode,
+  depthOf,
+  heightOf,
+  MAX_CATEGORY_DEPTH,
+  subtreeIds,
+} from './tree.js'
+
+/** A category as the admin routes and the export show it. */
+export interface CategoryView {
+  id: number
+  name: string
+  parentId: number | null
+  order: number
+  createdAt: string
+  updatedAt: string
+}
+
+/** A material as the admin routes and the export show it. */
+export interface MaterialView {
+  id: number
+  name: string
+  content: string
+  categoryId: number | null
+  thumbnail: string | null
+  tags: string[]
+  custom: Record<string, unknown>
+  createdAt: string
+  updatedAt: string
+}
+
+/** `{items, total, page, pageSize}` of spec §4.3, with the paging values actually used. */
+export interface MaterialPage {
+  items: Record<string, unknown>[]
+  total: number
+  page: number
+  pageSize: number
+}
+
+/** How to delete a category that still has children or materials. */
+export type DeleteMode =
+  | { kind: 'refuse' }
+  | { kind: 'cascade' }
+  | { kind: 'move'; to: number | null }
+
+export interface DeleteSummary {
+  deleted: { categories: number; materials: number }
+  moved: { categories: number; materials: number }
+}
+
+export type MaterialsService = ReturnType<typeof createMaterialsService>
+
+/** The rules of the materials service; the repository only keeps rows. */
+export function createMaterialsService(repo: MaterialRepository) {
+  return {
+    async categoryTree(): Promise<CategoryNode[]> {
+      return buildTree(await repo.categories())
+    },
+
+    /** A category includes its descendants; an unknown category matches nothing. */
+    async search(q: SearchQuery): Promise<MaterialPage> {
+      const { page, pageSize } = q
+      let categoryIds: number[] | undefined
+      if (q.categoryId !== null) {
+        const flat = await repo.categories()
+        categoryIds = flat.some((c) => c.id === q.categoryId) ? subtreeIds(flat, q.categoryId) : []
+      }
+      const found = await repo.search({ categoryIds, keyword: q.keyword, page, pageSize })
+      return { items: found.items.map(toItem), total: found.total, page, pageSize }
+    },
+
+    async getCategory(id: number): Promise<CategoryView> {
+      return categoryView(await existingCategory(repo, id))
+    },
+
+    async createCategory(input: CategoryWrite): Promise<CategoryView> {
+      return repo.transaction(async (tx) => {
+        checkPlacement(await tx.categories(), undefined, input.parentId)
+        return categoryView(await tx.saveCategory(input))
+      })
+    },
+
+    /** Replaces the category with this id, or creates it with this id. */
+    async putCategory(id: number, input: CategoryWrite) {
+      return repo.transaction(async (tx) => {
+        const existing = await tx.getCategory(id)
+        checkPlacement(await tx.categories(), id, input.parentId)
+        const saved = await tx.saveCategory({ ...input, id })
+        return { view: categoryView(saved), created: existing === null }
+      })
+    },
+
+    async patchCategory(id: number, patch: CategoryPatch): Promise<CategoryView> {
+      return repo.transaction(async (tx) => {
+        const existing = await existingCategory(tx, id)
+        const next = { ...pick(existing, ['name', 'parentId', 'order']), ...defined(patch), id }
+        if (patch.parentId !== undefined) checkPlacement(await tx.categories(), id, next.parentId)
+        return categoryView(await tx.saveCategory(next))
+      })
+    },
+
+    /**
+     * Refused with UE_CONFLICT while the category has children or materials, unless `cascade`
+     * (everything below goes too) or `move` (children and materials go to `to`; null: top level).
+     */
+    async deleteCategory(id: number, mode: DeleteMode): Promise<DeleteSummary> {
+      return repo.transaction(async (tx) => {
+        await existingCategory(tx, id)
+        const flat = await tx.categories()
+        const subtree = subtreeIds(flat, id)
+        const children = flat.filter((c) => c.parentId === id).length
+        const materials = await tx.countMaterials([id])
+        const summary: DeleteSummary = {
+          deleted: { categories: 1, materials: 0 },
+          moved: { categories: 0, materials: 0 },
+        }
+        if (mode.kind === 'cascade') {
+          summary.deleted.materials = await tx.deleteMaterialsIn(subtree)
+          summary.deleted.categories = await tx.deleteCategories(subtree)
+          return summary
+        }
+        if (mode.kind === 'refuse' && (children > 0 || materials > 0))
+          throw new UeError('UE_CONFLICT', {
+            detail: `category ${id} has ${children} subcategories and ${materials} materials; pass cascade=true or moveTo=<id>`,
+          })
+        if (mode.kind === 'move') {
+          if (mode.to !== null) {
+            if (!flat.some((c) => c.id === mode.to))
+              throw validation(`moveTo: category ${mode.to} does not exist`)
+            if (subtree.includes(mode.to))
+              throw validation('moveTo: cannot move into the deleted category or below it')
+          }
+          const below = Math.max(0, heightOf(flat, id) - 1)
+          const targetDepth = mode.to === null ? 0 : depthOf(flat, mode.to)
+          if (targetDepth + below > MAX_CATEGORY_DEPTH)
+            throw validation(`moveTo: categories nest at most ${MAX_CATEGORY_DEPTH} levels`)
+          summary.moved.categories = await tx.moveChildren(id, mode.to)
+          summary.moved.materials = await tx.moveMaterials([id], mode.to)
+        }
+        await tx.deleteCategories([id])
+        return summary
+      })
+    },
+
+    async getMaterial(id: number): Promise<MaterialView> {
+      return materialView(await existingMaterial(repo, id))
+    },
+
+    async createMaterial(input: MaterialWrite): Promise<MaterialView> {
+      return repo.transaction(async (tx) => {
+        await checkCategory(tx, input.categoryId)
+        return materialView(await tx.saveMaterial(cleanMaterial(input)))
+      })
+    },
+
+    async putMaterial(id: number, input: MaterialWrite) {
+      return repo.transaction(async (tx) => {
+        const existing = await tx.getMaterial(id)
+        await checkCategory(tx, input.categoryId)
+        const saved = await tx.saveMaterial({ ...cleanMaterial(input), id })
+        return { view: materialView(saved), created: existing === null }
+      })
+    },
+
+    async patchMaterial(id: number, patch: MaterialPatch): Promise<MaterialView> {
+      return repo.transaction(async (tx) => {
+        const existing = await existingMaterial(tx, id)
+        const { createdAt: _c, updatedAt: _u, ...kept } = existing
+        const next = { ...kept, ...defined(patch) }
+        if (patch.categoryId !== undefined) await checkCategory(tx, next.categoryId)
+        return materialView(await tx.saveMaterial({ ...cleanMaterial(next), id }))
+      })
+    },
+
+    async deleteMaterial(id: number): Promise<DeleteSummary> {
+      if (!(await repo.deleteMaterial(id)))
+        throw new UeError('UE_NOT_FOUND', { detail: `material ${id}` })
+      return { deleted: { categories: 0, materials: 1 }, moved: { categories: 0, materials: 0 } }
+    },
+  }
+}
+
+/**
+ * Where a category may sit: its parent exists, is not the category or below it, and the tree
+ * stays within MAX_CATEGORY_DEPTH levels.
+ */
+export function checkPlacement(
+  flat: readonly CategoryRecord[],
+  id: number | undefined,
+  parentId: number | null,
+): void {
+  const exists = id !== undefined && flat.some((c) => c.id === id)
+  let parentDepth = 0
+  if (parentId !== null) {
+    if (!flat.some((c) => c.id === parentId))
+      throw validation(`parentId: category ${parentId} does not exist`)
+    if (
+      id !== undefined &&
+      (parentId === id || (exists && subtreeIds(flat, id).includes(parentId)))
+    )
+      throw validation('parentId: a category cannot be placed under itself or its descendants')
+    parentDepth = depthOf(flat, parentId)
+  }
+  const height = exists ? heightOf(flat, id) : 1
+  if (parentDepth + height > MAX_CATEGORY_DEPTH)
+    throw validation(`parentId: categories nest at most ${MAX_CATEGORY_DEPTH} levels`)
+}
+
+/** The HTML is cleaned on every write, whatever the route. */
+export function cleanMaterial<T extends { content: string }>(m: T): T {
+  return { ...m, content: sanitizeMaterialHtml(m.content) }
+}
+
+/** The public item: custom fields first, so they can never replace the named ones. */
+export function toItem(m: MaterialRecord): Record<string, unknown> {
+  return {
+    ...m.custom,
+    id: m.id,
+    name: m.name,
+    content: m.content,
+    categoryId: m.categoryId,
+    thumbnail: m.thumbnail,
+    tags: m.tags,
+    createdAt: iso(m.createdAt),
+    updatedAt: iso(m.updatedAt),
+  }
+}
+
+export function categoryView(c: CategoryRecord): CategoryView {
+  return { ...c, createdAt: iso(c.createdAt), updatedAt: iso(c.updatedAt) }
+}
+
+export function materialView(m: MaterialRecord): MaterialView {
+  return { ...m, createdAt: iso(m.createdAt), updatedAt: iso(m.updatedAt) }
+}
+
+async function checkCategory(repo: MaterialRepository, id: number | null): Promise<void> {
+  if (id !== null && (await repo.getCategory(id)) === null)
+    throw validation(`categoryId: category ${id} does not exist`)
+}
+
+async function existingCategory(repo: MaterialRepository, id: number): Promise<CategoryRecord> {
+  const found = await repo.getCategory(id)
+  if (found === null) throw new UeError('UE_NOT_FOUND', { detail: `category ${id}` })
+  return found
+}
+
+async function existingMaterial(repo: MaterialRepository, id: number): Promise<MaterialRecord> {
+  const found = await repo.getMaterial(id)
+  if (found === null) throw new UeError('UE_NOT_FOUND', { detail: `material ${id}` })
+  return found
+}
+
+function validation(detail: string): UeError {
+  return new UeError('UE_VALIDATION_FAILED', { detail })
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString()
+}
+
+function pick<T extends object, K extends keyof T>(o: T, keys: readonly K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>
+}
+
+/** The keys whose value is not undefined (a PATCH body's fields). */
+function defined<T extends object>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as never
+}

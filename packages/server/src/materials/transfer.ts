@@ -1,0 +1,149 @@
+import type { CategoryRecord, MaterialRepository } from '../db/material-repo.js'
+import { UeError } from '../shared/errors.js'
+import { parseWith, TransferSchema } from './schemas.js'
+import {
+  type CategoryView,
+  categoryView,
+  cleanMaterial,
+  type MaterialView,
+  materialView,
+} from './service.js'
+import { depthOf, MAX_CATEGORY_DEPTH } from './tree.js'
+
+/** What `export` writes and `import` reads. */
+export interface TransferDocument {
+  version: 1
+  exportedAt: string
+  categories: CategoryView[]
+  materials: MaterialView[]
+}
+
+export interface TransferCounts {
+  created: number
+  updated: number
+  unchanged: number
+}
+
+export interface ImportSummary {
+  categories: TransferCounts
+  materials: TransferCounts
+}
+
+/** Everything, by id, read in one transaction. */
+export async function exportMaterials(repo: MaterialRepository): Promise<TransferDocument> {
+  const [categories, materials] = await repo.transaction(async (tx) => [
+    await tx.categories(),
+    await tx.allMaterials(),
+  ])
+  return {
+    version: 1,
+    exportedAt: new Date().toISOString(),
+    categories: [...categories].sort((a, b) => a.id - b.id).map(categoryView),
+    materials: materials.map(materialView),
+  }
+}
+
+/**
+ * Upserts by id, categories first (parents before children), then materials, in one
+ * transaction after the whole document has been validated with the schemas of the admin routes.
+ * Importing the same document again changes nothing. Material HTML is sanitised as on any write.
+ */
+export async function importMaterials(
+  repo: MaterialRepository,
+  input: unknown,
+): Promise<ImportSummary> {
+  const doc = parseWith(TransferSchema, input)
+  refuseDuplicates('categories', doc.categories)
+  refuseDuplicates('materials', doc.materials)
+
+  return repo.transaction(async (tx) => {
+    const existing = new Map((await tx.categories()).map((c) => [c.id, c]))
+    const merged = new Map(existing)
+    for (const c of doc.categories)
+      merged.set(c.id, { ...c, createdAt: c.createdAt ?? 0, updatedAt: c.updatedAt ?? 0 })
+    const flat = [...merged.values()]
+    doc.categories.forEach((c, i) => {
+      refuseLoops(merged, c.id, `categories.${i}`)
+    })
+    const tooDeep = flat.find((c) => depthOf(flat, c.id) > MAX_CATEGORY_DEPTH)
+    if (tooDeep)
+      throw invalid(
+        `categories: category ${tooDeep.id} would sit deeper than ${MAX_CATEGORY_DEPTH} levels`,
+      )
+    doc.materials.forEach((m, i) => {
+      if (m.categoryId !== null && !merged.has(m.categoryId))
+        throw invalid(`materials.${i}.categoryId: category ${m.categoryId} does not exist`)
+    })
+
+    const summary: ImportSummary = { categories: counts(), materials: counts() }
+    const parentsFirst = [...doc.categories].sort(
+      (a, b) => depthOf(flat, a.id) - depthOf(flat, b.id),
+    )
+    for (const c of parentsFirst) {
+      const before = existing.get(c.id)
+      const same =
+        before !== undefined &&
+        before.name === c.name &&
+        before.parentId === c.parentId &&
+        before.order === c.order &&
+        sameTime(c.createdAt, before.createdAt) &&
+        sameTime(c.updatedAt, before.updatedAt)
+      if (same) summary.categories.unchanged++
+      else {
+        await tx.saveCategory(c)
+        summary.categories[before ? 'updated' : 'created']++
+      }
+    }
+
+    for (const m of doc.materials) {
+      const clean = cleanMaterial(m)
+      const before = await tx.getMaterial(m.id)
+      const same =
+        before !== null &&
+        before.name === clean.name &&
+        before.content === clean.content &&
+        before.categoryId === clean.categoryId &&
+        before.thumbnail === clean.thumbnail &&
+        JSON.stringify(before.tags) === JSON.stringify(clean.tags) &&
+        JSON.stringify(before.custom) === JSON.stringify(clean.custom) &&
+        sameTime(clean.createdAt, before.createdAt) &&
+        sameTime(clean.updatedAt, before.updatedAt)
+      if (same) summary.materials.unchanged++
+      else {
+        await tx.saveMaterial(clean)
+        summary.materials[before ? 'updated' : 'created']++
+      }
+    }
+    return summary
+  })
+}
+
+function refuseLoops(merged: ReadonlyMap<number, CategoryRecord>, id: number, where: string) {
+  const seen = new Set<number>()
+  for (let at: number | null = id; at !== null; at = merged.get(at)?.parentId ?? null) {
+    if (seen.has(at)) throw invalid(`${where}.parentId: categories form a loop`)
+    if (!merged.has(at)) throw invalid(`${where}.parentId: category ${at} does not exist`)
+    seen.add(at)
+  }
+}
+
+function refuseDuplicates(kind: string, list: readonly { id: number }[]): void {
+  const seen = new Set<number>()
+  list.forEach((item, i) => {
+    if (seen.has(item.id)) throw invalid(`${kind}.${i}.id: ${item.id} appears more than once`)
+    seen.add(item.id)
+  })
+}
+
+/** An absent time in the file means "keep" (createdAt) or "now if anything changed". */
+function sameTime(given: number | undefined, stored: number): boolean {
+  return given === undefined || given === stored
+}
+
+function counts(): TransferCounts {
+  return { created: 0, updated: 0, unchanged: 0 }
+}
+
+function invalid(detail: string): UeError {
+  return new UeError('UE_VALIDATION_FAILED', { detail })
+}

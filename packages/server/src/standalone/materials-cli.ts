@@ -1,0 +1,93 @@
+import { readFile, rename, writeFile } from 'node:fs/promises'
+import { loadConfig } from '../config/load.js'
+import { openMetadataStore } from '../db/open.js'
+import type { MetadataStore } from '../db/types.js'
+import { parseJsonSafely } from '../materials/json-body.js'
+import { exportMaterials, importMaterials, type TransferCounts } from '../materials/transfer.js'
+import { isUeError } from '../shared/errors.js'
+
+/** The command lines, for the binary's own usage text. */
+export const MATERIALS_COMMANDS = `ueditor-server materials import <file.json>
+       ueditor-server materials export [file.json]`
+
+const MATERIALS_USAGE = `Usage: ${MATERIALS_COMMANDS}
+
+import  upserts categories, then materials, by id (running it twice changes nothing);
+        the whole file is validated first and written in one transaction.
+export  writes every category and material as JSON (to stdout without a file).
+Both use the same configuration as "serve" (UEDITOR_CONFIG, UEDITOR_* variables).`
+
+/** `ueditor-server materials …`; returns the exit code. */
+export async function runMaterialsCommand(args: readonly string[]): Promise<number> {
+  const [command, file, ...extra] = args
+  const usage = (problem: string) => {
+    process.stderr.write(`${problem}\n\n${MATERIALS_USAGE}\n`)
+    return 2
+  }
+  if (extra.length > 0) return usage(`Unexpected argument "${extra[0]}".`)
+  if (command === 'import') {
+    if (file === undefined) return usage('materials import needs a file.')
+    return withStore((store) => runImport(store, file))
+  }
+  if (command === 'export') return withStore((store) => runExport(store, file))
+  return usage(command === undefined ? 'Missing command.' : `Unknown command "${command}".`)
+}
+
+async function runImport(store: MetadataStore, file: string): Promise<number> {
+  let doc: unknown
+  try {
+    doc = parseJsonSafely(await readFile(file, 'utf8'))
+    const summary = await importMaterials(store.materials, doc)
+    process.stdout.write(
+      `Imported ${file}\n` +
+        `  categories: ${counts(summary.categories)}\n` +
+        `  materials:  ${counts(summary.materials)}\n`,
+    )
+    return 0
+  } catch (err) {
+    if (isUeError(err) && err.status < 500) {
+      process.stderr.write(`Import refused, nothing was written: ${err.detail ?? err.code}\n`)
+      return 1
+    }
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      process.stderr.write(`No such file: ${file}\n`)
+      return 1
+    }
+    throw err
+  }
+}
+
+async function runExport(store: MetadataStore, file: string | undefined): Promise<number> {
+  const doc = await exportMaterials(store.materials)
+  const text = `${JSON.stringify(doc, null, 2)}\n`
+  if (file === undefined) {
+    // The binary exits right after: wait until a piped stdout has taken everything.
+    await new Promise<void>((resolve, reject) =>
+      process.stdout.write(text, (err) => (err ? reject(err) : resolve())),
+    )
+    return 0
+  }
+  // Written next to the target and renamed, so a reader never sees half a file.
+  const partial = `${file}.${process.pid}.partial`
+  await writeFile(partial, text)
+  await rename(partial, file)
+  process.stdout.write(
+    `Exported ${doc.categories.length} categories and ${doc.materials.length} materials to ${file}\n`,
+  )
+  return 0
+}
+
+async function withStore(run: (store: MetadataStore) => Promise<number>): Promise<number> {
+  const config = loadConfig()
+  const store = await openMetadataStore(config.index)
+  try {
+    await store.migrate()
+    return await run(store)
+  } finally {
+    await store.close()
+  }
+}
+
+function counts(c: TransferCounts): string {
+  return `${c.created} created, ${c.updated} updated, ${c.unchanged} unchanged`
+}

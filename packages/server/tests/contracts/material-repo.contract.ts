@@ -1,0 +1,263 @@
+import assert from 'node:assert/strict'
+import { describe, type TestContext, test } from 'node:test'
+import type { MaterialInput, MaterialRepository } from '../../src/db/material-repo.js'
+import type { MetadataStore } from '../../src/db/types.js'
+import { isUeError } from '../../src/shared/errors.js'
+
+/**
+ * The behaviour every dialect of the materials repository must show. `open` must return a store
+ * over an empty database each time it is called; the suite migrates and closes it.
+ */
+export function materialRepositoryContract(name: string, open: () => Promise<MetadataStore>) {
+  async function fresh(t: TestContext): Promise<MaterialRepository> {
+    const store = await open()
+    t.after(() => store.close())
+    await store.migrate()
+    return store.materials
+  }
+
+  let n = 0
+  function material(over: Partial<MaterialInput> = {}): MaterialInput {
+    n++
+    return {
+      name: `material ${n}`,
+      content: `<p>${n}</p>`,
+      categoryId: null,
+      thumbnail: null,
+      tags: [],
+      custom: {},
+      ...over,
+    }
+  }
+
+  async function namesOf(repo: MaterialRepository, keyword: string, categoryIds?: number[]) {
+    const page = await repo.search({ keyword, categoryIds, page: 1, pageSize: 100 })
+    return page.items.map((m) => m.name).sort()
+  }
+
+  describe(`MaterialRepository contract: ${name}`, () => {
+    test('starts with no categories and no materials', async (t) => {
+      const repo = await fresh(t)
+      assert.deepEqual(await repo.categories(), [])
+      assert.deepEqual(await repo.search({ page: 1, pageSize: 20 }), { items: [], total: 0 })
+      assert.deepEqual(await repo.allMaterials(), [])
+    })
+
+    test('gives a new category an id and keeps an explicit one', async (t) => {
+      const repo = await fresh(t)
+      const before = Date.now()
+      const a = await repo.saveCategory({ name: '标题', parentId: null, order: 0 })
+      const b = await repo.saveCategory({ id: 40, name: 'Cards', parentId: a.id, order: 2 })
+
+      assert.ok(Number.isInteger(a.id) && a.id > 0)
+      assert.ok(a.createdAt >= before && a.updatedAt >= a.createdAt)
+      assert.deepEqual(b, {
+        id: 40,
+        name: 'Cards',
+        parentId: a.id,
+        order: 2,
+        createdAt: b.createdAt,
+        updatedAt: b.updatedAt,
+      })
+      assert.deepEqual(await repo.getCategory(40), b)
+      assert.equal(await repo.getCategory(41), null)
+    })
+
+    test('replaces a category saved again under its id and keeps its createdAt', async (t) => {
+      const repo = await fresh(t)
+      const first = await repo.saveCategory({
+        id: 7,
+        name: 'old',
+        parentId: null,
+        order: 0,
+        createdAt: 1000,
+        updatedAt: 1000,
+      })
+      const second = await repo.saveCategory({ id: 7, name: 'new', parentId: null, order: 5 })
+
+      assert.equal(first.createdAt, 1000)
+      assert.equal(second.createdAt, 1000)
+      assert.ok(second.updatedAt > 1000)
+      assert.deepEqual(
+        (await repo.categories()).map((c) => [c.id, c.name, c.order]),
+        [[7, 'new', 5]],
+      )
+    })
+
+    test('lists categories flat, ordered by order and then id', async (t) => {
+      const repo = await fresh(t)
+      await repo.saveCategory({ id: 5, name: 'e', parentId: null, order: 2 })
+      await repo.saveCategory({ id: 3, name: 'c', parentId: null, order: 1 })
+      await repo.saveCategory({ id: 4, name: 'd', parentId: 3, order: 1 })
+      await repo.saveCategory({ id: 1, name: 'a', parentId: null, order: 2 })
+      await repo.saveCategory({ id: 2, name: 'b', parentId: 3, order: -1 })
+
+      assert.deepEqual(
+        (await repo.categories()).map((c) => c.id),
+        [2, 3, 4, 1, 5],
+      )
+    })
+
+    test('stores a material with its tags and custom fields as given', async (t) => {
+      const repo = await fresh(t)
+      const category = await repo.saveCategory({ name: '卡片', parentId: null, order: 0 })
+      const input = material({
+        name: '提示卡片',
+        content: '<section style="color:#333">你好</section>',
+        categoryId: category.id,
+        thumbnail: 'https://cdn.example/t.png',
+        tags: ['卡片', 'tip'],
+        custom: { author: '林', views: 12, meta: { vip: true, list: [1, 'two'] } },
+      })
+      const saved = await repo.saveMaterial(input)
+
+      assert.deepEqual(saved, {
+        ...input,
+        id: saved.id,
+        createdAt: saved.createdAt,
+        updatedAt: saved.updatedAt,
+      })
+      assert.deepEqual(await repo.getMaterial(saved.id), saved)
+      assert.equal(await repo.getMaterial(saved.id + 1), null)
+    })
+
+    test('upserts a material by id and keeps createdAt unless one is given', async (t) => {
+      const repo = await fresh(t)
+      const a = await repo.saveMaterial(material({ id: 9, createdAt: 500, updatedAt: 500 }))
+      const b = await repo.saveMaterial(material({ id: 9, name: 'renamed' }))
+
+      assert.equal(a.id, 9)
+      assert.equal(b.createdAt, 500)
+      assert.equal(b.name, 'renamed')
+      assert.equal((await repo.allMaterials()).length, 1)
+    })
+
+    test('searches newest first, ties broken by the higher id, with paging', async (t) => {
+      const repo = await fresh(t)
+      const a = await repo.saveMaterial(material({ createdAt: 1000 }))
+      const b = await repo.saveMaterial(material({ createdAt: 3000 }))
+      const c = await repo.saveMaterial(material({ createdAt: 2000 }))
+      const d = await repo.saveMaterial(material({ createdAt: 2000 }))
+      const e = await repo.saveMaterial(material({ createdAt: 2000 }))
+
+      const page1 = await repo.search({ page: 1, pageSize: 2 })
+      const page2 = await repo.search({ page: 2, pageSize: 2 })
+      const page3 = await repo.search({ page: 3, pageSize: 2 })
+      const page4 = await repo.search({ page: 4, pageSize: 2 })
+
+      assert.deepEqual(
+        [...page1.items, ...page2.items, ...page3.items].map((m) => m.id),
+        [b.id, e.id, d.id, c.id, a.id],
+      )
+      assert.deepEqual([page1.total, page2.total, page3.total], [5, 5, 5])
+      assert.deepEqual(page4, { items: [], total: 5 })
+    })
+
+    test('filters by category ids; no filter includes uncategorised materials', async (t) => {
+      const repo = await fresh(t)
+      const x = await repo.saveCategory({ name: 'x', parentId: null, order: 0 })
+      const y = await repo.saveCategory({ name: 'y', parentId: null, order: 0 })
+      await repo.saveMaterial(material({ name: 'in x', categoryId: x.id }))
+      await repo.saveMaterial(material({ name: 'in y', categoryId: y.id }))
+      await repo.saveMaterial(material({ name: 'loose', categoryId: null }))
+
+      assert.deepEqual(await namesOf(repo, '', [x.id]), ['in x'])
+      assert.deepEqual(await namesOf(repo, '', [x.id, y.id]), ['in x', 'in y'])
+      assert.deepEqual(await namesOf(repo, '', []), [])
+      assert.deepEqual(await namesOf(repo, ''), ['in x', 'in y', 'loose'])
+    })
+
+    test('matches the keyword as a literal substring of the name or a tag, CJK included', async (t) => {
+      const repo = await fresh(t)
+      await repo.saveMaterial(material({ name: '本期导读 Title', tags: ['标题'] }))
+      await repo.saveMaterial(material({ name: 'Quote box', tags: ['引用', 'pull quote'] }))
+      await repo.saveMaterial(material({ name: '100% pure', tags: ['a_b'] }))
+      await repo.saveMaterial(material({ name: 'back\\slash', tags: [] }))
+      await repo.saveMaterial(material({ name: 'plain', tags: ['x"y'] }))
+
+      assert.deepEqual(await namesOf(repo, '导读'), ['本期导读 Title'])
+      assert.deepEqual(await namesOf(repo, '引用'), ['Quote box'])
+      assert.deepEqual(await namesOf(repo, 'QUOTE'), ['Quote box'])
+      assert.deepEqual(await namesOf(repo, '%'), ['100% pure'])
+      assert.deepEqual(await namesOf(repo, '_'), ['100% pure'])
+      assert.deepEqual(await namesOf(repo, '%_'), [])
+      assert.deepEqual(await namesOf(repo, '\\'), ['back\\slash'])
+      assert.deepEqual(await namesOf(repo, '"'), ['plain'])
+      assert.deepEqual(await namesOf(repo, '["'), [])
+      assert.deepEqual(await namesOf(repo, 'title\n标题'), [])
+    })
+
+    test('matches an integer keyword as an exact id as well as text', async (t) => {
+      const repo = await fresh(t)
+      const a = await repo.saveMaterial(material({ id: 12, name: 'twelve' }))
+      await repo.saveMaterial(material({ id: 3, name: 'room 12 b' }))
+      await repo.saveMaterial(material({ id: 120, name: 'other' }))
+
+      assert.deepEqual(await namesOf(repo, '12'), [a.name, 'room 12 b'].sort())
+      assert.deepEqual(await namesOf(repo, '120'), ['other'])
+      assert.deepEqual(await namesOf(repo, '99999999999'), [])
+    })
+
+    test('counts, moves and deletes the materials of categories', async (t) => {
+      const repo = await fresh(t)
+      const x = await repo.saveCategory({ name: 'x', parentId: null, order: 0 })
+      const y = await repo.saveCategory({ name: 'y', parentId: null, order: 0 })
+      await repo.saveMaterial(material({ categoryId: x.id }))
+      await repo.saveMaterial(material({ categoryId: x.id }))
+      const inY = await repo.saveMaterial(material({ categoryId: y.id }))
+
+      assert.equal(await repo.countMaterials([x.id]), 2)
+      assert.equal(await repo.countMaterials([x.id, y.id]), 3)
+      assert.equal(await repo.countMaterials([]), 0)
+      assert.equal(await repo.moveMaterials([x.id], y.id), 2)
+      assert.equal(await repo.countMaterials([y.id]), 3)
+      assert.equal(await repo.moveMaterials([y.id], null), 3)
+      assert.equal((await repo.getMaterial(inY.id))?.categoryId, null)
+      await repo.moveMaterials([], x.id)
+      await repo.saveMaterial(material({ categoryId: x.id }))
+      assert.equal(await repo.deleteMaterialsIn([x.id]), 1)
+      assert.equal(await repo.deleteMaterial(inY.id), true)
+      assert.equal(await repo.deleteMaterial(inY.id), false)
+      assert.equal((await repo.allMaterials()).length, 2)
+    })
+
+    test('moves children to another parent and deletes a subtree in one call', async (t) => {
+      const repo = await fresh(t)
+      const root = await repo.saveCategory({ name: 'root', parentId: null, order: 0 })
+      const a = await repo.saveCategory({ name: 'a', parentId: root.id, order: 0 })
+      const b = await repo.saveCategory({ name: 'b', parentId: root.id, order: 0 })
+      const leaf = await repo.saveCategory({ name: 'leaf', parentId: a.id, order: 0 })
+
+      assert.equal(await repo.moveChildren(root.id, null), 2)
+      assert.equal((await repo.getCategory(a.id))?.parentId, null)
+      assert.equal(await repo.deleteCategories([a.id, leaf.id]), 2)
+      assert.deepEqual((await repo.categories()).map((c) => c.id).sort(), [root.id, b.id].sort())
+    })
+
+    test('refuses a material in a missing category with UE_CONFLICT', async (t) => {
+      const repo = await fresh(t)
+      await assert.rejects(
+        repo.saveMaterial(material({ categoryId: 404 })),
+        (e) => isUeError(e) && e.code === 'UE_CONFLICT',
+      )
+      await assert.rejects(
+        repo.saveCategory({ name: 'orphan', parentId: 404, order: 0 }),
+        (e) => isUeError(e) && e.code === 'UE_CONFLICT',
+      )
+    })
+
+    test('rolls a transaction back when its work fails', async (t) => {
+      const repo = await fresh(t)
+      await assert.rejects(
+        repo.transaction(async (tx) => {
+          await tx.saveCategory({ name: 'kept?', parentId: null, order: 0 })
+          await tx.saveMaterial(material())
+          throw new Error('boom')
+        }),
+        /boom/,
+      )
+      assert.deepEqual(await repo.categories(), [])
+      assert.deepEqual(await repo.allMaterials(), [])
+    })
+  })
+}
