@@ -7,6 +7,7 @@ import type { MetadataStore } from './db/types.js'
 import { buildActionTable } from './editor/action-table.js'
 import { createEditorHandler } from './editor/dispatch.js'
 import { jsonResponse } from './editor/respond.js'
+import { createAssetServer, loaderAssets } from './http/assets.js'
 import { withCors } from './http/cors.js'
 import { type NodeHandler, toNodeHandler } from './http/node.js'
 import { createFileServer } from './http/static.js'
@@ -111,9 +112,12 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const editorPath = config.routes.editor
   const filesPrefix = `${config.routes.files}/`
   const materialsPrefix = `${config.routes.materials.replace(/\/+$/, '')}/`
+  const assetMap = config.materials.enabled ? loaderAssets(materialsPrefix) : new Map()
+  const assets = createAssetServer(assetMap)
   const fetch: FetchHandler = async (request) => {
     const { pathname } = new URL(request.url)
     try {
+      if (assetMap.has(pathname)) return await assets(request)
       if (pathname === editorPath || pathname === `${editorPath}/`) return await editor(request)
       if (pathname.startsWith(filesPrefix)) return await files(request)
       if (pathname === '/healthz') return await health(request)
