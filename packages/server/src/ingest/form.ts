@@ -1,5 +1,5 @@
 import { UeError } from '../shared/errors.js'
-import { assertIdentityEncoding, readBodyBytes } from './body.js'
+import { assertIdentityEncoding, readBodyBytes } from '../shared/request-body.js'
 
 /** Reads an `application/x-www-form-urlencoded` body (catch sources, scrawl base64). */
 export async function readUrlEncodedForm(

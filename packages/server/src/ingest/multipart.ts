@@ -2,7 +2,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { Busboy, type BusboyFileStream } from '@fastify/busboy'
 import { UeError } from '../shared/errors.js'
-import { assertIdentityEncoding, readBody } from './body.js'
+import { assertIdentityEncoding, readBody } from '../shared/request-body.js'
 import type { Spool, TempFile } from './temp-file.js'
 
 export interface SingleFileOptions {

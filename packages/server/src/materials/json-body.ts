@@ -1,4 +1,5 @@
 import { UeError } from '../shared/errors.js'
+import { assertIdentityEncoding, readBodyBytes } from '../shared/request-body.js'
 
 export interface JsonBodyOptions {
   maxBytes: number
@@ -17,15 +18,13 @@ const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
  * `+json`) in UTF-8 only, nesting capped, and prototype keys refused anywhere in the document.
  */
 export async function readJsonBody(request: Request, o: JsonBodyOptions): Promise<unknown> {
-  const encoding = request.headers.get('content-encoding')
-  if (encoding && encoding.trim().toLowerCase() !== 'identity')
-    throw new UeError('UE_BODY_ENCODING')
+  assertIdentityEncoding(request)
   const type = request.headers.get('content-type')
   if (type !== null && !isJsonType(type)) throw new UeError('UE_MEDIA_TYPE_UNSUPPORTED')
   const declared = Number(request.headers.get('content-length') ?? Number.NaN)
   if (declared > o.maxBytes) throw new UeError('UE_BODY_TOO_LARGE')
 
-  const bytes = await readCapped(request, o.maxBytes, o.idleMs)
+  const bytes = await readBodyBytes(request, o.maxBytes, o.idleMs)
   if (bytes.byteLength === 0) {
     if (type === null && o.emptyAs !== undefined) return o.emptyAs
     throw new UeError('UE_BODY_INVALID', { detail: 'the body is empty' })
@@ -85,30 +84,4 @@ function nestingOf(text: string): number {
     else if (c === 0x5d || c === 0x7d) depth--
   }
   return max
-}
-
-async function readCapped(request: Request, maxBytes: number, idleMs: number): Promise<Buffer> {
-  if (!request.body) return Buffer.alloc(0)
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let total = 0
-  try {
-    while (true) {
-      let timer: NodeJS.Timeout | undefined
-      const idle = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new UeError('UE_BODY_INVALID', { detail: 'body idle timeout' })),
-          idleMs,
-        )
-      })
-      const next = await Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer))
-      if (next.done) return Buffer.concat(chunks)
-      total += next.value.byteLength
-      if (total > maxBytes) throw new UeError('UE_BODY_TOO_LARGE')
-      chunks.push(next.value)
-    }
-  } finally {
-    reader.cancel().catch(() => {})
-    reader.releaseLock()
-  }
 }

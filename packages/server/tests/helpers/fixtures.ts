@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { crc32, deflateSync } from 'node:zlib'
 
-function chunk(type: string, data: Buffer): Buffer {
+/** One PNG chunk: length, type, data and CRC. */
+export function pngChunk(type: string, data: Buffer): Buffer {
   const length = Buffer.alloc(4)
   length.writeUInt32BE(data.length)
   const body = Buffer.concat([Buffer.from(type, 'latin1'), data])
@@ -21,9 +22,9 @@ export function png(width = 1, height = 1, o: { noise?: boolean } = {}): Buffer 
   for (let y = 0; y < height; y++) raw[y * row] = 0
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(raw, { level: o.noise ? 0 : 6 })),
-    chunk('IEND', Buffer.alloc(0)),
+    pngChunk('IHDR', header),
+    pngChunk('IDAT', deflateSync(raw, { level: o.noise ? 0 : 6 })),
+    pngChunk('IEND', Buffer.alloc(0)),
   ])
 }
 

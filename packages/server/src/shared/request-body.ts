@@ -1,4 +1,4 @@
-import { UeError } from '../shared/errors.js'
+import { UeError } from './errors.js'
 
 /** Compressed request bodies would let a small request inflate past every limit. */
 export function assertIdentityEncoding(request: Request): void {
