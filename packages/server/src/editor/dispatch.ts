@@ -51,7 +51,11 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       def !== undefined && callback !== null && request.method === 'GET' && jsonpKinds.has(def.kind)
 
     const fail = (error: UeError): Response => {
-      const body = { state: messageFor(config.locale, error.code), code: error.code }
+      const state = messageFor(config.locale, error.code)
+      const body: Record<string, unknown> = { state, code: error.code }
+      // The editor reads only `list[0]` of a catch answer; without it, capture stops for good.
+      if (def?.kind === 'catch') body.list = [{ state, code: error.code, source: '' }]
+      if (jsonp && isValidCallback(callback ?? '')) return jsonpResponse(callback ?? '', body)
       const status = config.http.errorStatus === 'http' ? error.status : 200
       // Part of the body may still be unread; closing is cheaper than draining it.
       const headers: HeadersInit = request.method === 'POST' ? { Connection: 'close' } : {}

@@ -377,3 +377,40 @@ describe('catch over JSONP', () => {
     assert.equal(origin.connections(), 0)
   })
 })
+
+describe('a catch refused as a whole', () => {
+  test('still answers a list whose first entry carries the refusal, so the editor goes on', async (t) => {
+    const srv = await startTestServer(t)
+    const res = await fetch(srv.action('catch', '&'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Encoding': 'gzip' },
+      body: 'source%5B%5D=http%3A%2F%2Fexample.com%2Fa.png',
+    })
+    assert.equal(res.status, 200)
+    const answer = await res.json()
+    assert.equal(answer.code, 'UE_BODY_ENCODING')
+    assert.equal(answer.list.length, 1)
+    assert.equal(answer.list[0].code, 'UE_BODY_ENCODING')
+    assert.notEqual(answer.list[0].state, 'SUCCESS')
+  })
+
+  test('over JSONP the refusal is wrapped in the callback, never a bare JSON the script tag chokes on', async (t) => {
+    const srv = await startTestServer(t, {
+      http: { jsonpActions: ['config', 'list', 'catch'] },
+      limits: { uploadsPerMinute: 1 },
+    })
+    const url = srv.action(
+      'catch',
+      `&source%5B%5D=${encodeURIComponent('http://127.0.0.1:9/a.png')}&callback=bd__editor__r1`,
+    )
+    await (await fetch(url)).text()
+    const second = await fetch(url)
+    assert.equal(second.headers.get('content-type'), 'application/javascript; charset=utf-8')
+    const text = await second.text()
+    const match = /^\/\*\*\/bd__editor__r1\((.*)\);$/s.exec(text)
+    assert.ok(match, text)
+    const answer = JSON.parse(match[1] as string)
+    assert.equal(answer.code, 'UE_RATE_LIMITED')
+    assert.equal(answer.list[0].code, 'UE_RATE_LIMITED')
+  })
+})
