@@ -1,9 +1,8 @@
 import { createReadStream, createWriteStream } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
-import type { TempFile } from '../ingest/temp-file.js'
+import { describeFile, siblingPath, type TempFile } from '../ingest/temp-file.js'
 import { UeError } from '../shared/errors.js'
-import { describeFile, siblingPath } from './spooled.js'
 
 export interface BmpHeader {
   width: number

@@ -1,11 +1,10 @@
 import { readFile, rm } from 'node:fs/promises'
 import sharp, { type Sharp } from 'sharp'
-import type { TempFile } from '../ingest/temp-file.js'
+import { describeFile, siblingPath, type TempFile } from '../ingest/temp-file.js'
 import { UeError } from '../shared/errors.js'
 import { sanitiseBmp } from './bmp.js'
 import type { ImagePolicy, ImageProcessor, ImageType, ProcessedImage } from './processor.js'
 import { createSemaphore } from './semaphore.js'
-import { describeFile, siblingPath } from './spooled.js'
 
 export type WatermarkPosition =
   | 'north'

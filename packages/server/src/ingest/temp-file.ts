@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { createWriteStream } from 'node:fs'
+import { createReadStream, createWriteStream } from 'node:fs'
 import { mkdir, rm } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { UeError } from '../shared/errors.js'
@@ -64,11 +64,25 @@ async function spoolStream(
     await rm(path, { force: true })
     throw e
   }
-  return {
-    path,
-    size,
-    sha256: hash.digest('hex'),
-    originalName,
-    dispose: () => rm(path, { force: true }),
+  return tempFileAt(path, size, hash.digest('hex'), originalName)
+}
+
+/** A fresh path next to `file`, so derived bytes live (and are removed) with the request spool. */
+export function siblingPath(file: TempFile): string {
+  return join(dirname(file.path), randomUUID())
+}
+
+/** Describes bytes another writer (an image encoder) already put at `path` as a TempFile. */
+export async function describeFile(path: string, originalName: string): Promise<TempFile> {
+  const hash = createHash('sha256')
+  let size = 0
+  for await (const chunk of createReadStream(path)) {
+    size += (chunk as Buffer).length
+    hash.update(chunk as Buffer)
   }
+  return tempFileAt(path, size, hash.digest('hex'), originalName)
+}
+
+function tempFileAt(path: string, size: number, sha256: string, originalName: string): TempFile {
+  return { path, size, sha256, originalName, dispose: () => rm(path, { force: true }) }
 }
