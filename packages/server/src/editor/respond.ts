@@ -1,7 +1,16 @@
 // JSON that is also safe to read as HTML or script: the client `eval`s several responses.
 const UNSAFE_IN_SCRIPT = /[<>&\u2028\u2029]/g
 
+/** An answer serialised once, for bodies that never change (the `config` action's). */
+export class SerialisedJson {
+  readonly text: string
+  constructor(value: unknown) {
+    this.text = safeJson(value)
+  }
+}
+
 export function safeJson(value: unknown): string {
+  if (value instanceof SerialisedJson) return value.text
   return JSON.stringify(value).replace(
     UNSAFE_IN_SCRIPT,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,

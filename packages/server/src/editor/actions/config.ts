@@ -1,14 +1,15 @@
 import { publicEditorConfig } from '../../config/public.js'
 import type { ActionContext } from '../deps.js'
+import { SerialisedJson } from '../respond.js'
 
-const cache = new WeakMap<object, Record<string, unknown>>()
+const cache = new WeakMap<object, SerialisedJson>()
 
-/** `action=config`: the complete public key set, computed once per config object. */
-export async function handleConfig(ctx: ActionContext): Promise<Record<string, unknown>> {
+/** `action=config`: the complete public key set, built and serialised once per config object. */
+export async function handleConfig(ctx: ActionContext): Promise<SerialisedJson> {
   const editor = ctx.deps.config.editor
   let body = cache.get(editor)
   if (!body) {
-    body = publicEditorConfig(editor)
+    body = new SerialisedJson(publicEditorConfig(editor))
     cache.set(editor, body)
   }
   return body
