@@ -29,19 +29,15 @@ export interface MaterialRecord {
 }
 
 /** Without `id` a new id is given; with one, that row is created or replaced (upsert). */
-export type CategoryInput = Omit<CategoryRecord, 'id' | 'createdAt' | 'updatedAt'> & {
+type Input<T> = Omit<T, 'id' | 'createdAt' | 'updatedAt'> & {
   id?: number
   /** Default: kept from the existing row, else now. */
   createdAt?: number
   /** Default: now. */
   updatedAt?: number
 }
-
-export type MaterialInput = Omit<MaterialRecord, 'id' | 'createdAt' | 'updatedAt'> & {
-  id?: number
-  createdAt?: number
-  updatedAt?: number
-}
+export type CategoryInput = Input<CategoryRecord>
+export type MaterialInput = Input<MaterialRecord>
 
 export interface MaterialSearch {
   /** Only materials in these categories; absent means all (uncategorised ones included). */
@@ -266,7 +262,7 @@ async function search(db: Kysely<DbSchema>, q: MaterialSearch): Promise<Page<Mat
 }
 
 /** `%`, `_` and `\` match themselves under `ESCAPE '\'`. */
-export function escapeLike(text: string): string {
+function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`)
 }
 

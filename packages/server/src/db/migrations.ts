@@ -83,7 +83,7 @@ const MIGRATIONS: Record<string, Migration> = {
   },
 }
 
-export const migrationProvider: MigrationProvider = {
+const migrationProvider: MigrationProvider = {
   getMigrations: async () => MIGRATIONS,
 }
 

@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable } from 'kysely'
+import type { Generated, Selectable } from 'kysely'
 import type { Category, StorageKey } from '../shared/types.js'
 
 /**
@@ -56,6 +56,5 @@ export interface DbSchema {
 }
 
 export type FileRow = Selectable<FilesTable>
-export type NewFileRow = Insertable<FilesTable>
 export type CategoryRow = Selectable<CategoriesTable>
 export type MaterialRow = Selectable<MaterialsTable>

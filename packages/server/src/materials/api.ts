@@ -6,10 +6,9 @@ import { createMaterialsAuth, isLoopbackHost } from './auth.js'
 import { errorResponse } from './respond.js'
 import { createMaterialsHandler } from './routes.js'
 import { seedDemoMaterials } from './seed.js'
-import { createMaterialsService, type MaterialsService } from './service.js'
+import { createMaterialsService } from './service.js'
 
 export interface MaterialsApi {
-  readonly service: MaterialsService
   /** The HTTP API; with `basePath` paths are matched exactly below it, else by their end. */
   handler(basePath?: string): FetchHandler
 }
@@ -36,7 +35,6 @@ export function createMaterialsApi(o: {
   })
   const disabled: FetchHandler = async () => errorResponse(new UeError('UE_NOT_FOUND'))
   return {
-    service,
     handler: (basePath) =>
       materials.enabled
         ? createMaterialsHandler({

@@ -3,11 +3,11 @@ import { MAX_ID } from '../db/material-repo.js'
 import { UeError } from '../shared/errors.js'
 import { isSafeThumbnail } from './sanitize.js'
 
-export const MAX_PAGE_SIZE = 100
-export const DEFAULT_PAGE_SIZE = 20
+const MAX_PAGE_SIZE = 100
+const DEFAULT_PAGE_SIZE = 20
 /** Far past any real catalogue; keeps the SQL offset a small integer. */
-export const MAX_PAGE = 1_000_000
-export const MAX_KEYWORD = 100
+const MAX_PAGE = 1_000_000
+const MAX_KEYWORD = 100
 
 const CONTROL = /\p{Cc}/u
 const text = (max: number) =>
@@ -43,7 +43,7 @@ export type CategoryWrite = z.output<typeof CategoryWriteSchema>
 export type CategoryPatch = z.output<typeof CategoryPatchSchema>
 
 /** Names the public item already uses; a custom field may not shadow them. */
-export const RESERVED_FIELDS = new Set([
+const RESERVED_FIELDS = new Set([
   'id',
   'name',
   'content',
@@ -168,7 +168,6 @@ export const TransferSchema = z.strictObject({
   categories: z.array(z.strictObject({ ...CATEGORY_FIELDS, ...withIdentity })).default([]),
   materials: z.array(z.strictObject({ ...MATERIAL_FIELDS, ...withIdentity })).default([]),
 })
-export type TransferInput = z.output<typeof TransferSchema>
 
 /** Parses or throws UE_VALIDATION_FAILED listing the problems by path. */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {

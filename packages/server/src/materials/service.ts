@@ -17,28 +17,10 @@ import {
   subtreeIds,
 } from './tree.js'
 
-/** A category as the admin routes and the export show it. */
-export interface CategoryView {
-  id: number
-  name: string
-  parentId: number | null
-  order: number
-  createdAt: string
-  updatedAt: string
-}
-
-/** A material as the admin routes and the export show it. */
-export interface MaterialView {
-  id: number
-  name: string
-  content: string
-  categoryId: number | null
-  thumbnail: string | null
-  tags: string[]
-  custom: Record<string, unknown>
-  createdAt: string
-  updatedAt: string
-}
+/** A record with its times as ISO 8601 strings, as the admin routes and the export show it. */
+type WithIsoTimes<T> = Omit<T, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }
+export type CategoryView = WithIsoTimes<CategoryRecord>
+export type MaterialView = WithIsoTimes<MaterialRecord>
 
 /** `{items, total, page, pageSize}` of spec §4.3, with the paging values actually used. */
 export interface MaterialPage {
@@ -195,7 +177,7 @@ export function createMaterialsService(repo: MaterialRepository) {
  * Where a category may sit: its parent exists, is not the category or below it, and the tree
  * stays within MAX_CATEGORY_DEPTH levels.
  */
-export function checkPlacement(
+function checkPlacement(
   flat: readonly CategoryRecord[],
   id: number | undefined,
   parentId: number | null,
@@ -223,7 +205,7 @@ export function cleanMaterial<T extends { content: string }>(m: T): T {
 }
 
 /** The public item: custom fields first, so they can never replace the named ones. */
-export function toItem(m: MaterialRecord): Record<string, unknown> {
+function toItem(m: MaterialRecord): Record<string, unknown> {
   return {
     ...m.custom,
     id: m.id,
