@@ -2,15 +2,6 @@ export type FetchHandler = (request: Request) => Promise<Response>
 
 /** The kinds of stored file; each upload action writes one, listings read one or more. */
 export type Category = 'image' | 'scrawl' | 'snapscreen' | 'catch' | 'video' | 'audio' | 'file'
-export const CATEGORIES: readonly Category[] = [
-  'image',
-  'scrawl',
-  'snapscreen',
-  'catch',
-  'video',
-  'audio',
-  'file',
-]
 
 export type Id = number | string
 

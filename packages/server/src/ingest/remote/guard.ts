@@ -30,11 +30,6 @@ export function bareHostname(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname
 }
 
-export function effectivePort(url: URL): number {
-  if (url.port !== '') return Number(url.port)
-  return url.protocol === 'https:' ? 443 : 80
-}
-
 /**
  * Only globally routable unicast addresses: loopback, private, link-local, CGNAT, ULA,
  * multicast, reserved, documentation, NAT64/6to4 and the unspecified address all fail.
@@ -62,8 +57,6 @@ interface AllowedHost {
  * so no other name can borrow it.
  */
 export interface AddressPolicy {
-  /** Whether the URL's host (and port) is on the operator's allow-list. */
-  isAllowListed(hostname: string, port: number): boolean
   /** Whether `address` may be dialled for a connection to `hostname:port`. */
   allows(address: string, hostname: string, port: number): boolean
 }
@@ -75,7 +68,6 @@ export function createAddressPolicy(allowHosts: readonly string[]): AddressPolic
     return allowed.some((a) => a.hostname === host && (a.port === null || a.port === port))
   }
   return {
-    isAllowListed,
     allows: (address, hostname, port) => isAllowListed(hostname, port) || isPublicAddress(address),
   }
 }
