@@ -16,19 +16,22 @@ export interface ListEntry {
 }
 
 /** The public URL of a stored key; keys hold only URL-safe characters. */
-export function publicUrlOf(publicUrl: string, key: string): string {
+function publicUrlOf(publicUrl: string, key: string): string {
   return `${publicUrl}${publicUrl.endsWith('/') ? '' : '/'}${key}`
 }
 
-export function uploadResult(publicUrl: string, entry: FileEntry): UploadResult {
+/** The fields the upload and catch answers share for a stored file. */
+export function storedFields(publicUrl: string, entry: FileEntry) {
   return {
-    state: 'SUCCESS',
     url: publicUrlOf(publicUrl, entry.key),
     title: entry.key.slice(entry.key.lastIndexOf('/') + 1),
     original: entry.originalName,
-    type: entry.ext,
     size: entry.size,
   }
+}
+
+export function uploadResult(publicUrl: string, entry: FileEntry): UploadResult {
+  return { state: 'SUCCESS', ...storedFields(publicUrl, entry), type: entry.ext }
 }
 
 export function listEntry(publicUrl: string, entry: FileEntry): ListEntry {

@@ -7,7 +7,7 @@ import { isUeError, UeError, type UeErrorCode } from '../../shared/errors.js'
 import { messageFor } from '../../shared/messages.js'
 import type { CatchRule } from '../action-table.js'
 import type { ActionContext } from '../deps.js'
-import { publicUrlOf } from '../results.js'
+import { storedFields } from '../results.js'
 import { storeTempFile } from '../store.js'
 
 export interface CatchEntry {
@@ -110,14 +110,7 @@ async function catchOne(
     try {
       const ext = await sniffRasterExtension(file.path, rule.allowFiles)
       const entry = await storeTempFile(ctx.deps, file, rule, ext)
-      return {
-        state: 'SUCCESS',
-        url: publicUrlOf(config.publicUrl, entry.key),
-        title: entry.key.slice(entry.key.lastIndexOf('/') + 1),
-        original: entry.originalName,
-        size: entry.size,
-        source,
-      }
+      return { state: 'SUCCESS', ...storedFields(config.publicUrl, entry), source }
     } finally {
       await file.dispose()
     }
