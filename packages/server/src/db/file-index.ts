@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
-import { isUeError, UeError } from '../shared/errors.js'
+import { UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
+import { guarded, isUniqueViolation } from './errors.js'
 import type { DbSchema, FileRow } from './schema.js'
 import type { FileEntry, FileIndex, ListQuery, NewFileEntry } from './types.js'
 
@@ -92,18 +93,4 @@ function toEntry(row: FileRow): FileEntry {
 
 function wholeNumber(n: number): number {
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0
-}
-
-/** SQLite (better-sqlite3) and PostgreSQL (pg, SQLSTATE 23505) spell it differently. */
-function isUniqueViolation(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505'
-}
-
-async function guarded<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run()
-  } catch (cause) {
-    throw isUeError(cause) ? cause : new UeError('UE_INDEX_FAILED', { cause })
-  }
 }

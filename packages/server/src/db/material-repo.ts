@@ -1,6 +1,6 @@
 import { type Kysely, type SqlBool, sql } from 'kysely'
-import { isUeError, UeError } from '../shared/errors.js'
 import type { Page } from '../shared/types.js'
+import { guarded } from './errors.js'
 import type { CategoryRow, DbSchema, MaterialRow } from './schema.js'
 
 /** The largest id: ids are `integer` columns, 32-bit on PostgreSQL. */
@@ -306,22 +306,4 @@ function parseJson(text: string): unknown {
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
-
-/** SQLite (better-sqlite3) and PostgreSQL (SQLSTATE 23503) spell it differently. */
-function isForeignKeyViolation(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code
-  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503'
-}
-
-async function guarded<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run()
-  } catch (cause) {
-    if (isUeError(cause)) throw cause
-    // A concurrent write removed a row this one refers to.
-    if (isForeignKeyViolation(cause))
-      throw new UeError('UE_CONFLICT', { detail: 'a concurrent change removed a category', cause })
-    throw new UeError('UE_INDEX_FAILED', { cause })
-  }
 }
