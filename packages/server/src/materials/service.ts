@@ -63,7 +63,7 @@ export function createMaterialsService(repo: MaterialRepository) {
     },
 
     async getCategory(id: number): Promise<CategoryView> {
-      return categoryView(await existingCategory(repo, id))
+      return categoryView(found(await repo.getCategory(id), `category ${id}`))
     },
 
     async createCategory(input: CategoryWrite): Promise<CategoryView> {
@@ -76,16 +76,16 @@ export function createMaterialsService(repo: MaterialRepository) {
     /** Replaces the category with this id, or creates it with this id. */
     async putCategory(id: number, input: CategoryWrite) {
       return repo.transaction(async (tx) => {
-        const existing = await tx.getCategory(id)
-        checkPlacement(await tx.categories(), id, input.parentId)
+        const flat = await tx.categories()
+        checkPlacement(flat, id, input.parentId)
         const saved = await tx.saveCategory({ ...input, id })
-        return { view: categoryView(saved), created: existing === null }
+        return { view: categoryView(saved), created: !flat.some((c) => c.id === id) }
       })
     },
 
     async patchCategory(id: number, patch: CategoryPatch): Promise<CategoryView> {
       return repo.transaction(async (tx) => {
-        const existing = await existingCategory(tx, id)
+        const existing = found(await tx.getCategory(id), `category ${id}`)
         const next = { ...pick(existing, ['name', 'parentId', 'order']), ...defined(patch), id }
         if (patch.parentId !== undefined) checkPlacement(await tx.categories(), id, next.parentId)
         return categoryView(await tx.saveCategory(next))
@@ -98,8 +98,11 @@ export function createMaterialsService(repo: MaterialRepository) {
      */
     async deleteCategory(id: number, mode: DeleteMode): Promise<DeleteSummary> {
       return repo.transaction(async (tx) => {
-        await existingCategory(tx, id)
         const flat = await tx.categories()
+        found(
+          flat.find((c) => c.id === id),
+          `category ${id}`,
+        )
         const subtree = subtreeIds(flat, id)
         const children = flat.filter((c) => c.parentId === id).length
         const materials = await tx.countMaterials([id])
@@ -136,7 +139,7 @@ export function createMaterialsService(repo: MaterialRepository) {
     },
 
     async getMaterial(id: number): Promise<MaterialView> {
-      return materialView(await existingMaterial(repo, id))
+      return materialView(found(await repo.getMaterial(id), `material ${id}`))
     },
 
     async createMaterial(input: MaterialWrite): Promise<MaterialView> {
@@ -157,7 +160,7 @@ export function createMaterialsService(repo: MaterialRepository) {
 
     async patchMaterial(id: number, patch: MaterialPatch): Promise<MaterialView> {
       return repo.transaction(async (tx) => {
-        const existing = await existingMaterial(tx, id)
+        const existing = found(await tx.getMaterial(id), `material ${id}`)
         const { createdAt: _c, updatedAt: _u, ...kept } = existing
         const next = { ...kept, ...defined(patch) }
         if (patch.categoryId !== undefined) await checkCategory(tx, next.categoryId)
@@ -232,16 +235,10 @@ async function checkCategory(repo: MaterialRepository, id: number | null): Promi
     throw validation(`categoryId: category ${id} does not exist`)
 }
 
-async function existingCategory(repo: MaterialRepository, id: number): Promise<CategoryRecord> {
-  const found = await repo.getCategory(id)
-  if (found === null) throw new UeError('UE_NOT_FOUND', { detail: `category ${id}` })
-  return found
-}
-
-async function existingMaterial(repo: MaterialRepository, id: number): Promise<MaterialRecord> {
-  const found = await repo.getMaterial(id)
-  if (found === null) throw new UeError('UE_NOT_FOUND', { detail: `material ${id}` })
-  return found
+/** The row, or UE_NOT_FOUND naming `what`. */
+function found<T>(row: T | null | undefined, what: string): T {
+  if (row === null || row === undefined) throw new UeError('UE_NOT_FOUND', { detail: what })
+  return row
 }
 
 function validation(detail: string): UeError {
