@@ -8,7 +8,7 @@ import {
   type MaterialView,
   materialView,
 } from './service.js'
-import { depthOf, MAX_CATEGORY_DEPTH } from './tree.js'
+import { depths, MAX_CATEGORY_DEPTH } from './tree.js'
 
 /** What `export` writes and `import` reads. */
 export interface TransferDocument {
@@ -65,7 +65,9 @@ export async function importMaterials(
     doc.categories.forEach((c, i) => {
       refuseLoops(merged, c.id, `categories.${i}`)
     })
-    const tooDeep = flat.find((c) => depthOf(flat, c.id) > MAX_CATEGORY_DEPTH)
+    const depth = depths(flat)
+    const levelOf = (id: number) => depth.get(id) ?? 0
+    const tooDeep = flat.find((c) => levelOf(c.id) > MAX_CATEGORY_DEPTH)
     if (tooDeep)
       throw invalid(
         `categories: category ${tooDeep.id} would sit deeper than ${MAX_CATEGORY_DEPTH} levels`,
@@ -76,19 +78,10 @@ export async function importMaterials(
     })
 
     const summary: ImportSummary = { categories: counts(), materials: counts() }
-    const parentsFirst = [...doc.categories].sort(
-      (a, b) => depthOf(flat, a.id) - depthOf(flat, b.id),
-    )
+    const parentsFirst = [...doc.categories].sort((a, b) => levelOf(a.id) - levelOf(b.id))
     for (const c of parentsFirst) {
       const before = existing.get(c.id)
-      const same =
-        before !== undefined &&
-        before.name === c.name &&
-        before.parentId === c.parentId &&
-        before.order === c.order &&
-        sameTime(c.createdAt, before.createdAt) &&
-        sameTime(c.updatedAt, before.updatedAt)
-      if (same) summary.categories.unchanged++
+      if (unchanged(before, c, CATEGORY_FIELDS)) summary.categories.unchanged++
       else {
         await tx.saveCategory(c)
         summary.categories[before ? 'updated' : 'created']++
@@ -98,17 +91,7 @@ export async function importMaterials(
     for (const m of doc.materials) {
       const clean = cleanMaterial(m)
       const before = await tx.getMaterial(m.id)
-      const same =
-        before !== null &&
-        before.name === clean.name &&
-        before.content === clean.content &&
-        before.categoryId === clean.categoryId &&
-        before.thumbnail === clean.thumbnail &&
-        JSON.stringify(before.tags) === JSON.stringify(clean.tags) &&
-        JSON.stringify(before.custom) === JSON.stringify(clean.custom) &&
-        sameTime(clean.createdAt, before.createdAt) &&
-        sameTime(clean.updatedAt, before.updatedAt)
-      if (same) summary.materials.unchanged++
+      if (unchanged(before, clean, MATERIAL_FIELDS)) summary.materials.unchanged++
       else {
         await tx.saveMaterial(clean)
         summary.materials[before ? 'updated' : 'created']++
@@ -135,9 +118,28 @@ function refuseDuplicates(kind: string, list: readonly { id: number }[]): void {
   })
 }
 
-/** An absent time in the file means "keep" (createdAt) or "now if anything changed". */
-function sameTime(given: number | undefined, stored: number): boolean {
-  return given === undefined || given === stored
+const CATEGORY_FIELDS = ['name', 'parentId', 'order'] as const
+const MATERIAL_FIELDS = ['name', 'content', 'categoryId', 'thumbnail', 'tags', 'custom'] as const
+
+type Stamped = { createdAt: number; updatedAt: number }
+
+/**
+ * The stored row already holds what the file says: the same fields, and each time either
+ * absent from the file (meaning "keep" for createdAt, "now if anything changed" for updatedAt)
+ * or equal.
+ */
+function unchanged<R extends Stamped, K extends keyof R>(
+  stored: R | null | undefined,
+  given: Pick<R, K> & Partial<Stamped>,
+  fields: readonly K[],
+): boolean {
+  if (stored === null || stored === undefined) return false
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+  return (
+    fields.every((k) => same(stored[k], given[k])) &&
+    (given.createdAt === undefined || given.createdAt === stored.createdAt) &&
+    (given.updatedAt === undefined || given.updatedAt === stored.updatedAt)
+  )
 }
 
 function counts(): TransferCounts {

@@ -45,14 +45,24 @@ export function subtreeIds(flat: readonly CategoryRecord[], id: number): number[
 
 /** 1 for a top-level category; the walk up stops at a missing parent or a loop. */
 export function depthOf(flat: readonly CategoryRecord[], id: number): number {
-  const parents = new Map(flat.map((c) => [c.id, c.parentId]))
+  return walkUp(parentsIndex(flat), id)
+}
+
+/** The depth of every category, as `depthOf` gives it, from one index. */
+export function depths(flat: readonly CategoryRecord[]): Map<number, number> {
+  const parents = parentsIndex(flat)
+  return new Map(flat.map((c) => [c.id, walkUp(parents, c.id)]))
+}
+
+function walkUp(parents: ReadonlyMap<number, number | null>, id: number): number {
   const seen = new Set<number>()
-  let depth = 0
-  for (let at: number | null | undefined = id; at != null && !seen.has(at); at = parents.get(at)) {
+  for (let at: number | null | undefined = id; at != null && !seen.has(at); at = parents.get(at))
     seen.add(at)
-    depth++
-  }
-  return depth
+  return seen.size
+}
+
+function parentsIndex(flat: readonly CategoryRecord[]): Map<number, number | null> {
+  return new Map(flat.map((c) => [c.id, c.parentId]))
 }
 
 /** Levels in the subtree of `id`, itself included (1 for a leaf). */
