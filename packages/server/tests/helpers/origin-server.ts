@@ -20,6 +20,8 @@ export interface OriginServer {
   paths(): string[]
   /** TCP connections accepted so far (a server that must never be reached checks this). */
   connections(): number
+  /** The most `/held.png` requests that were open at the same moment. */
+  peakHeld(): number
 }
 
 export interface OriginImages {
@@ -58,6 +60,7 @@ export async function originImages(): Promise<OriginImages> {
  * - `/image`: a JPEG with no extension in the URL, served as `application/octet-stream`
  * - `/r/N`: a redirect chain of N hops ending at `/a.png`
  * - `/to?url=U`: a 302 to `U`, whatever it is
+ * - `/held.png`: the PNG, answered after 100 ms (to see how many fetches overlap)
  * - `/slow.png`: the start of a PNG, then nothing until the client gives up
  * - `/huge.png`: a PNG header, then chunked bytes without end (no Content-Length)
  * - `/declared-huge.png`: `Content-Length` far above any limit
@@ -72,6 +75,8 @@ export async function startOriginServer(
 ): Promise<OriginServer> {
   const requests: OriginRequest[] = []
   let connections = 0
+  let held = 0
+  let peakHeld = 0
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://origin.invalid')
     requests.push({ path: url.pathname, headers: req.headers })
@@ -101,6 +106,14 @@ export async function startOriginServer(
         return send('image/png', HTML)
       case '/shell.gif':
         return send('image/gif', images.shellGif)
+      case '/held.png':
+        held++
+        peakHeld = Math.max(peakHeld, held)
+        setTimeout(() => {
+          held--
+          send('image/png', images.png)
+        }, 100)
+        return
       case '/to':
         res.writeHead(302, { Location: url.searchParams.get('url') ?? '/' })
         res.end()
@@ -151,6 +164,7 @@ export async function startOriginServer(
     requests,
     paths: () => requests.map((r) => r.path),
     connections: () => connections,
+    peakHeld: () => peakHeld,
   }
 }
 
@@ -163,4 +177,21 @@ export function connectLoopback(port: number): Promise<Socket> {
     })
     socket.once('error', reject)
   })
+}
+
+/** A loopback service that must never be reached: it only counts the connections it accepts. */
+export async function startInternalService(t: {
+  after(fn: () => Promise<void>): void
+}): Promise<{ port: number; connections(): number }> {
+  let connections = 0
+  const server = createServer((_req, res) => res.end('secret'))
+  server.on('connection', () => {
+    connections++
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(async () => {
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+  return { port: (server.address() as AddressInfo).port, connections: () => connections }
 }

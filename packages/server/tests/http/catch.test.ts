@@ -1,30 +1,16 @@
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { before, describe, test } from 'node:test'
 import sharp from 'sharp'
 import type { ServerConfigInput } from '../../src/config/schema.js'
+import { type CatchAnswer, type CatchEntry, catchUrls } from '../helpers/catch.js'
 import {
   type OriginImages,
   type OriginServer,
   originImages,
+  startInternalService,
   startOriginServer,
 } from '../helpers/origin-server.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
-
-interface CatchEntry {
-  state: string
-  code?: string
-  url?: string
-  title?: string
-  original?: string
-  size?: number
-  source: string
-}
-interface CatchAnswer {
-  state: string
-  list: CatchEntry[]
-}
 
 const FAILED = '抓取远程图片失败'
 const NOT_IMAGE = '链接contentType不正确'
@@ -52,30 +38,6 @@ async function setup(
     catcher: { allowHosts: [origin.host], ...config.catcher },
   })
   return { srv, origin }
-}
-
-/** What UEditor Plus sends: url-encoded `source[]`, one or more. */
-async function catchUrls(
-  srv: TestServer,
-  sources: string[],
-  o: { field?: string; headers?: Record<string, string> } = {},
-): Promise<CatchAnswer> {
-  const body = new URLSearchParams()
-  for (const source of sources) body.append(o.field ?? 'source[]', source)
-  const res = await fetch(srv.action('catch', '&'), {
-    method: 'POST',
-    body,
-    ...(o.headers ? { headers: o.headers } : {}),
-  })
-  assert.equal(res.status, 200)
-  assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8')
-  const answer = (await res.json()) as CatchAnswer
-  assert.equal(answer.state, 'SUCCESS')
-  assert.deepEqual(
-    answer.list.map((e) => e.source),
-    sources,
-  )
-  return answer
 }
 
 async function catchOne(srv: TestServer, source: string): Promise<CatchEntry> {
@@ -185,16 +147,9 @@ describe('catch: remote images are captured into storage', () => {
 
   test('a redirect to a host that is not allowed, or to a non-http URL, fails', async (t) => {
     const { srv, origin } = await setup(t)
-    const internal = createServer((_req, res) => res.end('secret'))
-    let reached = 0
-    internal.on('connection', () => {
-      reached++
-    })
-    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve))
-    t.after(() => new Promise<void>((resolve) => internal.close(() => resolve())))
-    const internalPort = (internal.address() as AddressInfo).port
+    const internal = await startInternalService(t)
     const targets = [
-      `http://127.0.0.1:${internalPort}/secret.png`,
+      `http://127.0.0.1:${internal.port}/secret.png`,
       `http://localhost:${origin.port}/a.png`,
       'file:///etc/passwd',
       'gopher://127.0.0.1:6379/_INFO',
@@ -204,7 +159,7 @@ describe('catch: remote images are captured into storage', () => {
       targets.map((to) => origin.url(`/to?url=${encodeURIComponent(to)}`)),
     )
     for (const entry of answer.list) assert.equal(entry.state, FAILED, entry.source)
-    assert.equal(reached, 0)
+    assert.equal(internal.connections(), 0)
     await assertNothingStored(srv)
   })
 
@@ -273,6 +228,15 @@ describe('catch: remote images are captured into storage', () => {
       ['SUCCESS', 'SUCCESS', 'UE_REMOTE_TOO_MANY', 'UE_REMOTE_TOO_MANY'],
     )
     assert.deepEqual(origin.paths().sort(), ['/a.png', '/photo.jpg'])
+  })
+
+  test('no more than catcher.concurrency sources are fetched at once', async (t) => {
+    const { srv, origin } = await setup(t, { catcher: { concurrency: 2 } })
+    const sources = [1, 2, 3, 4, 5, 6].map((i) => origin.url(`/held.png?i=${i}`))
+    const answer = await catchUrls(srv, sources)
+    assert.ok(answer.list.every((e) => e.state === 'SUCCESS'))
+    assert.equal(origin.paths().length, 6)
+    assert.equal(origin.peakHeld(), 2)
   })
 
   test('hosts in catcherLocalDomain are not fetched', async (t) => {

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { before, describe, test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import type {
@@ -9,11 +7,13 @@ import type {
   ResolvedAddress,
 } from '../../src/ingest/remote/fetch-image.js'
 import { createAddressPolicy, isPublicAddress } from '../../src/ingest/remote/guard.js'
+import { type CatchEntry, catchUrls } from '../helpers/catch.js'
 import {
   connectLoopback,
   type OriginImages,
   type OriginServer,
   originImages,
+  startInternalService,
   startOriginServer,
 } from '../helpers/origin-server.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
@@ -27,13 +27,6 @@ const PUBLIC = '93.184.215.14'
 
 const FAILED = '抓取远程图片失败'
 const NOT_HTTP = '链接不是http链接'
-
-interface CatchEntry {
-  state: string
-  code?: string
-  url?: string
-  source: string
-}
 
 /** Test host names → what the injected resolver answers (a function answers per call). */
 const NAMES: Record<string, ResolvedAddress[] | ((call: number) => ResolvedAddress[])> = {
@@ -134,18 +127,8 @@ async function setup(
   return { srv, origin, net }
 }
 
-async function catchUrls(srv: TestServer, sources: string[]): Promise<CatchEntry[]> {
-  const body = new URLSearchParams()
-  for (const source of sources) body.append('source[]', source)
-  const res = await fetch(srv.action('catch'), { method: 'POST', body })
-  assert.equal(res.status, 200)
-  const answer = (await res.json()) as { state: string; list: CatchEntry[] }
-  assert.equal(answer.state, 'SUCCESS')
-  assert.deepEqual(
-    answer.list.map((e) => e.source),
-    sources,
-  )
-  return answer.list
+async function catchList(srv: TestServer, sources: string[]): Promise<CatchEntry[]> {
+  return (await catchUrls(srv, sources)).list
 }
 
 function assertAllRefused(entries: CatchEntry[], state: string) {
@@ -158,7 +141,7 @@ function assertAllRefused(entries: CatchEntry[], state: string) {
 describe('SSRF: catch never connects to a non-public address', () => {
   test('the fake network works: a public name is fetched through the stub connector', async (t) => {
     const { srv, origin, net } = await setup(t)
-    const [entry] = await catchUrls(srv, ['http://public.test/a.png'])
+    const [entry] = await catchList(srv, ['http://public.test/a.png'])
     assert.equal(entry?.state, 'SUCCESS')
     assert.deepEqual(
       net.dials.map((d) => [d.address, d.port, d.hostname]),
@@ -212,7 +195,7 @@ describe('SSRF: catch never connects to a non-public address', () => {
       'HTTP://127.0.0.1/',
       '\thttp://127.0.0.1/\n',
     ]
-    assertAllRefused(await catchUrls(srv, sources), FAILED)
+    assertAllRefused(await catchList(srv, sources), FAILED)
     assert.deepEqual(net.lookups, [])
     assert.deepEqual(net.dials, [])
     assert.equal(origin.connections(), 0)
@@ -233,7 +216,7 @@ describe('SSRF: catch never connects to a non-public address', () => {
       'mixed.test',
       'mixed-v6.test',
     ]
-    const entries = await catchUrls(
+    const entries = await catchList(
       srv,
       names.map((n) => `http://${n}:${origin.port}/a.png`),
     )
@@ -244,7 +227,7 @@ describe('SSRF: catch never connects to a non-public address', () => {
 
   test('a name that does not resolve fails with the same state as a refused one', async (t) => {
     const { srv, net } = await setup(t)
-    const entries = await catchUrls(srv, ['http://nowhere.test/a.png', 'http://intranet.test/'])
+    const entries = await catchList(srv, ['http://nowhere.test/a.png', 'http://intranet.test/'])
     assertAllRefused(entries, FAILED)
     assert.deepEqual(
       entries.map((e) => e.code),
@@ -270,7 +253,7 @@ describe('SSRF: catch never connects to a non-public address', () => {
       'not a url',
       '',
     ]
-    const entries = await catchUrls(srv, sources)
+    const entries = await catchList(srv, sources)
     assertAllRefused(entries, NOT_HTTP)
     assert.ok(entries.every((e) => e.code === 'UE_REMOTE_URL_INVALID'))
     assert.deepEqual(net.lookups, [])
@@ -281,10 +264,10 @@ describe('SSRF: catch never connects to a non-public address', () => {
   test('DNS rebinding: a name that turns into loopback after its first answer is refused on the next connection', async (t) => {
     const { srv, origin, net } = await setup(t)
     // The public answer is fetched and stored: that is a real public image.
-    const [first] = await catchUrls(srv, ['http://rebind.test/a.png'])
+    const [first] = await catchList(srv, ['http://rebind.test/a.png'])
     assert.equal(first?.state, 'SUCCESS')
     // The same name again: now loopback, refused at connect time.
-    const [second] = await catchUrls(srv, ['http://rebind.test/a.png'])
+    const [second] = await catchList(srv, ['http://rebind.test/a.png'])
     assert.equal(second?.state, FAILED)
     assert.deepEqual(net.lookups, ['rebind.test', 'rebind.test'])
     assert.deepEqual(
@@ -297,7 +280,7 @@ describe('SSRF: catch never connects to a non-public address', () => {
 
   test('DNS rebinding inside one capture: a redirect back to the same name is checked again', async (t) => {
     const { srv, origin, net } = await setup(t)
-    const entries = await catchUrls(srv, [
+    const entries = await catchList(srv, [
       `http://rebind.test/to?url=${encodeURIComponent('http://rebind.test/a.png')}`,
     ])
     assertAllRefused(entries, FAILED)
@@ -320,7 +303,7 @@ describe('SSRF: catch never connects to a non-public address', () => {
       'file:///etc/passwd',
       'gopher://127.0.0.1:6379/_INFO',
     ]
-    const entries = await catchUrls(
+    const entries = await catchList(
       srv,
       internal.map((to) => `http://public.test/to?url=${encodeURIComponent(to)}`),
     )
@@ -331,17 +314,10 @@ describe('SSRF: catch never connects to a non-public address', () => {
 
   test('the allow-list opens exactly the listed host:port, not the address behind other names or ports', async (t) => {
     const { srv, origin, net } = await setup(t, { allowOrigin: true })
-    const internal = createServer((_req, res) => res.end('secret'))
-    let reached = 0
-    internal.on('connection', () => {
-      reached++
-    })
-    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve))
-    t.after(() => new Promise<void>((resolve) => internal.close(() => resolve())))
-    const inPort = (internal.address() as AddressInfo).port
-    const entries = await catchUrls(srv, [
+    const internalService = await startInternalService(t)
+    const entries = await catchList(srv, [
       origin.url('/a.png'),
-      `http://127.0.0.1:${inPort}/a.png`,
+      `http://127.0.0.1:${internalService.port}/a.png`,
       `http://localhost:${origin.port}/a.png`,
       `http://rebind.test:${origin.port}/a.png`,
       `http://[::ffff:127.0.0.1]:${origin.port}/a.png`,
@@ -356,7 +332,7 @@ describe('SSRF: catch never connects to a non-public address', () => {
       [`127.0.0.1:${origin.port}`, `${PUBLIC}:${origin.port}`].sort(),
     )
     assert.deepEqual(net.violations, [])
-    assert.equal(reached, 0)
+    assert.equal(internalService.connections(), 0)
   })
 })
 
