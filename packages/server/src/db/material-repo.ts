@@ -166,8 +166,10 @@ async function getCategory(db: Kysely<DbSchema>, id: number): Promise<CategoryRe
   return row === undefined ? null : toCategory(row)
 }
 
-// Explicit ids are kept (import is idempotent by id). PostgreSQL will need its identity
-// sequence moved past them once that dialect lands.
+// Explicit ids are kept (import is idempotent by id), and only a save with an id is an upsert:
+// a new row must never replace an existing one. PostgreSQL's identity sequence does not move
+// past explicit ids, so once that dialect lands it needs a setval after them; until then a
+// clash there is an error, not a silent overwrite of the row with that id.
 async function saveCategory(db: Kysely<DbSchema>, c: CategoryInput): Promise<CategoryRecord> {
   const now = Date.now()
   const values = {
@@ -183,10 +185,12 @@ async function saveCategory(db: Kysely<DbSchema>, c: CategoryInput): Promise<Cat
       ...(c.id === undefined ? {} : { id: c.id }),
       createdAt: c.createdAt ?? now,
     })
-    .onConflict((oc) =>
-      oc
-        .column('id')
-        .doUpdateSet(c.createdAt === undefined ? values : { ...values, createdAt: c.createdAt }),
+    .$if(c.id !== undefined, (qb) =>
+      qb.onConflict((oc) =>
+        oc
+          .column('id')
+          .doUpdateSet(c.createdAt === undefined ? values : { ...values, createdAt: c.createdAt }),
+      ),
     )
     .returningAll()
     .executeTakeFirstOrThrow()
@@ -217,10 +221,12 @@ async function saveMaterial(db: Kysely<DbSchema>, m: MaterialInput): Promise<Mat
       ...(m.id === undefined ? {} : { id: m.id }),
       createdAt: m.createdAt ?? now,
     })
-    .onConflict((oc) =>
-      oc
-        .column('id')
-        .doUpdateSet(m.createdAt === undefined ? values : { ...values, createdAt: m.createdAt }),
+    .$if(m.id !== undefined, (qb) =>
+      qb.onConflict((oc) =>
+        oc
+          .column('id')
+          .doUpdateSet(m.createdAt === undefined ? values : { ...values, createdAt: m.createdAt }),
+      ),
     )
     .returningAll()
     .executeTakeFirstOrThrow()

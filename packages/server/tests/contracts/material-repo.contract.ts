@@ -84,6 +84,23 @@ export function materialRepositoryContract(name: string, open: () => Promise<Met
       )
     })
 
+    // Import and PUT save explicit ids; a later save without one must still get a fresh id
+    // (PostgreSQL: the identity sequence has to be moved past the explicit ids).
+    test('gives a row saved without an id a fresh id, never replacing one saved with an id', async (t) => {
+      const repo = await fresh(t)
+      const top = await repo.saveCategory({ id: 1, name: 'explicit', parentId: null, order: 0 })
+      const fixed = await repo.saveMaterial(material({ id: 1, name: 'explicit' }))
+      const category = await repo.saveCategory({ name: 'generated', parentId: null, order: 0 })
+      const generated = await repo.saveMaterial(material({ name: 'generated' }))
+
+      assert.notEqual(category.id, top.id)
+      assert.notEqual(generated.id, fixed.id)
+      assert.deepEqual(await repo.getCategory(top.id), top)
+      assert.deepEqual(await repo.getMaterial(fixed.id), fixed)
+      assert.equal((await repo.categories()).length, 2)
+      assert.equal((await repo.allMaterials()).length, 2)
+    })
+
     test('lists categories flat, ordered by order and then id', async (t) => {
       const repo = await fresh(t)
       await repo.saveCategory({ id: 5, name: 'e', parentId: null, order: 2 })
