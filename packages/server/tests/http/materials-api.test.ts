@@ -94,7 +94,8 @@ describe('POST /materials/materials', () => {
       createdAt: item.createdAt,
       updatedAt: item.updatedAt,
     })
-    assert.ok(!Number.isNaN(Date.parse(item.createdAt)))
+    for (const time of [item.createdAt, item.updatedAt])
+      assert.match(time, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
   })
 
   test('uses numbers for ids everywhere, so the designer can compare them with ===', async (t) => {

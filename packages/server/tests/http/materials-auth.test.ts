@@ -10,6 +10,7 @@ import { createUeditorServer, type UeditorServer } from '../../src/server.js'
 import { isUeError } from '../../src/shared/errors.js'
 import { setRequestInfo } from '../../src/shared/request-info.js'
 import type { Logger } from '../../src/shared/types.js'
+import { startServer } from '../../src/standalone/serve.js'
 import {
   ADMIN_TOKEN,
   materialsClient,
@@ -174,6 +175,38 @@ describe('materials admin scope', () => {
 })
 
 describe('materials auth configuration', () => {
+  test('the standalone server takes its read and admin tokens from UEDITOR_MATERIALS_TOKENS and UEDITOR_MATERIALS_ADMIN_TOKENS', async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-auth-env-'))
+    t.after(() => rm(dataDir, { recursive: true, force: true }))
+    const otherReader = `${READ_TOKEN}-second`
+    const srv = await startServer({
+      env: {
+        UEDITOR_MATERIALS_TOKENS: `${READ_TOKEN}, ${otherReader}`,
+        UEDITOR_MATERIALS_ADMIN_TOKENS: ADMIN_TOKEN,
+        UEDITOR_MATERIALS_SEED: 'false',
+      },
+      config: { logLevel: 'silent', dataDir, http: { port: 0, host: '127.0.0.1' } },
+    })
+    t.after(() => srv.close())
+    const base = `${srv.url}/materials`
+
+    // Loopback, but read tokens are configured: no public reads.
+    assert.equal((await materialsClient(base).categories()).status, 401)
+    const created = await materialsClient(base, ADMIN_TOKEN).request('POST', '/admin/categories', {
+      name: '环境 Env',
+    })
+    assert.equal(created.status, 201)
+    for (const token of [READ_TOKEN, otherReader]) {
+      const reader = materialsClient(base, token)
+      assert.deepEqual(
+        ((await reader.categories()).body as { name: string }[]).map((c) => c.name),
+        ['环境 Env'],
+        token,
+      )
+      assert.equal((await reader.request('POST', '/admin/categories', { name: 'x' })).status, 403)
+    }
+  })
+
   test('reads comma-separated tokens from UEDITOR_MATERIALS_TOKENS and UEDITOR_MATERIALS_ADMIN_TOKENS', () => {
     const config = loadConfig({
       env: {
