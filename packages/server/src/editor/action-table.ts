@@ -2,6 +2,9 @@ import type { EditorConfig } from '../config/schema.js'
 import { UeError } from '../shared/errors.js'
 import type { Category } from '../shared/types.js'
 
+/** What the image actions store and `listImage` lists; only these are resized and watermarked. */
+export const IMAGE_CATEGORIES: readonly Category[] = ['image', 'scrawl', 'snapscreen', 'catch']
+
 export type ActionKind = 'config' | 'upload' | 'base64' | 'catch' | 'list'
 
 export interface UploadRule {
@@ -92,7 +95,7 @@ export function buildActionTable(e: EditorConfig): ActionTable {
       name: e.imageManagerActionName,
       kind: 'list',
       rule: {
-        categories: ['image', 'scrawl', 'snapscreen', 'catch'],
+        categories: IMAGE_CATEGORIES,
         listSize: e.imageManagerListSize,
         allowFiles: e.imageManagerAllowFiles,
       },

@@ -7,11 +7,10 @@ import { decideContentType } from '../ingest/sniff.js'
 import type { TempFile } from '../ingest/temp-file.js'
 import { UeError } from '../shared/errors.js'
 import type { Category, StorageKey } from '../shared/types.js'
-import type { UploadRule } from './action-table.js'
+import { IMAGE_CATEGORIES, type UploadRule } from './action-table.js'
 import type { EditorDeps } from './deps.js'
 
 const KEY_ATTEMPTS = 3
-const IMAGE_CATEGORIES: ReadonlySet<Category> = new Set(['image', 'scrawl', 'snapscreen', 'catch'])
 
 /**
  * TempFile → sniffed type → image re-encoding → server key → storage → index. Whatever fails,
@@ -39,7 +38,7 @@ export async function storeTempFile(
 /** Only the image categories are resized and watermarked; any stored image is re-encoded. */
 function imagePolicy(deps: EditorDeps, category: Category): ImagePolicy {
   const { imageCompressEnable, imageCompressBorder } = deps.config.editor
-  if (!IMAGE_CATEGORIES.has(category)) return { watermark: false }
+  if (!IMAGE_CATEGORIES.includes(category)) return { watermark: false }
   return imageCompressEnable
     ? { maxLongSide: imageCompressBorder, watermark: true }
     : { watermark: true }
