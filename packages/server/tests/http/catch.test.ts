@@ -236,7 +236,9 @@ describe('catch: remote images are captured into storage', () => {
     const answer = await catchUrls(srv, sources)
     assert.ok(answer.list.every((e) => e.state === 'SUCCESS'))
     assert.equal(origin.paths().length, 6)
-    assert.equal(origin.peakHeld(), 2)
+    // At most the limit; an unbounded fan-out reaches 6 here.
+    const peak = origin.peakHeld()
+    assert.ok(peak >= 1 && peak <= 2, `peak ${peak}`)
   })
 
   test('hosts in catcherLocalDomain are not fetched', async (t) => {
