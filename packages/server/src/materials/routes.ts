@@ -34,13 +34,6 @@ type Route =
   | { kind: 'collection'; resource: Resource }
   | { kind: 'item'; resource: Resource; id: string }
 
-const PATTERNS: readonly (readonly string[])[] = [
-  ['admin', ':resource', ':id'],
-  ['admin', ':resource'],
-  ['categories'],
-  ['materials'],
-]
-
 /**
  * The materials API (docs/materials.md): `GET categories`, `POST materials` (spec §4.3; GET
  * with a query works too), and the admin routes `admin/categories[/:id]`,
@@ -135,37 +128,34 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
   }
 }
 
+/** With a mount path, the segments below it; without one, the longest tail that is a route. */
 function matchRoute(pathname: string, basePath: string | undefined): Route | null {
-  let rest = pathname
+  const segments = segmentsOf(pathname)
   if (basePath !== undefined) {
-    const base = basePath.replace(/\/+$/, '')
-    if (rest !== base && !rest.startsWith(`${base}/`)) return null
-    rest = rest.slice(base.length)
+    const base = segmentsOf(basePath)
+    if (!base.every((s, i) => segments[i] === s)) return null
+    return routeOf(segments.slice(base.length))
   }
-  const segments = rest.split('/').filter((s) => s !== '')
-  for (const pattern of PATTERNS) {
-    if (
-      basePath !== undefined ? segments.length !== pattern.length : segments.length < pattern.length
-    )
-      continue
-    const tail = segments.slice(segments.length - pattern.length)
-    const params: Record<string, string> = {}
-    const fits = pattern.every((part, i) => {
-      const seg = tail[i] as string
-      if (part === ':id') params.id = seg
-      else if (part === ':resource') {
-        if (seg !== 'categories' && seg !== 'materials') return false
-        params.resource = seg
-      } else if (part !== seg) return false
-      return true
-    })
-    if (!fits) continue
-    const resource = params.resource as Resource
-    if (params.id !== undefined) return { kind: 'item', resource, id: params.id }
-    if (params.resource !== undefined) return { kind: 'collection', resource }
-    return pattern[0] === 'categories' ? { kind: 'categories' } : { kind: 'search' }
-  }
+  for (const length of [3, 2, 1])
+    if (segments.length >= length) {
+      const route = routeOf(segments.slice(-length))
+      if (route) return route
+    }
   return null
+}
+
+/** `categories`, `materials`, `admin/<resource>`, `admin/<resource>/<id>`. */
+function routeOf(segments: readonly string[]): Route | null {
+  const [first, resource, id] = segments
+  if (segments.length === 1 && first === 'categories') return { kind: 'categories' }
+  if (segments.length === 1 && first === 'materials') return { kind: 'search' }
+  if (first !== 'admin' || (resource !== 'categories' && resource !== 'materials')) return null
+  if (segments.length === 2) return { kind: 'collection', resource }
+  return segments.length === 3 && id !== undefined ? { kind: 'item', resource, id } : null
+}
+
+function segmentsOf(path: string): string[] {
+  return path.split('/').filter((s) => s !== '')
 }
 
 function pathId(raw: string): number {
