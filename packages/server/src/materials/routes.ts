@@ -119,8 +119,10 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
         ? await handle(request, route, url)
         : errorResponse(new UeError('UE_NOT_FOUND'))
     } catch (err) {
-      if (!isUeError(err)) o.log.error({ err, path: url.pathname }, 'materials request failed')
-      response = errorResponse(isUeError(err) ? err : new UeError('UE_INTERNAL'))
+      const error = isUeError(err) ? err : new UeError('UE_INTERNAL', { cause: err })
+      // A refusal is the client's business; a server-side failure (the database) is the operator's.
+      if (error.status >= 500) o.log.error({ err, path: url.pathname }, 'materials request failed')
+      response = errorResponse(error)
     }
     // A refused request body may still be unread; closing is cheaper than draining it.
     if (withBody && response.status >= 400) response.headers.set('Connection', 'close')

@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { adminCreate, type MaterialsClient, startMaterialsServer } from '../helpers/materials.js'
+import Database from 'better-sqlite3'
+import type { Logger } from '../../src/shared/types.js'
+import { startServer } from '../../src/standalone/serve.js'
+import {
+  adminCreate,
+  type MaterialsClient,
+  materialsClient,
+  startMaterialsServer,
+} from '../helpers/materials.js'
 
 async function category(c: MaterialsClient, name: string, parentId: number | null, order = 0) {
   return (await adminCreate(c, 'categories', { name, parentId, order })).id as number
@@ -319,6 +330,45 @@ describe('routing', () => {
     const srv = await startMaterialsServer(t, { materials: { enabled: false } })
     const res = await fetch(`${srv.url}/materials/categories`)
     assert.equal(res.status, 404)
+  })
+})
+
+describe('database failures', () => {
+  test('answer 500 UE_INDEX_FAILED without internals, and are logged for the operator', async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-materials-db-'))
+    t.after(() => rm(dataDir, { recursive: true, force: true }))
+    const errors: string[] = []
+    const logger: Logger = {
+      debug() {},
+      info() {},
+      warn() {},
+      error: (_o, msg) => errors.push(msg ?? ''),
+    }
+    const srv = await startServer({
+      env: {},
+      logger,
+      config: {
+        dataDir,
+        materials: { seed: false },
+        http: { port: 0, host: '127.0.0.1', shutdownGraceMs: 1_000 },
+      },
+    })
+    t.after(() => srv.close())
+    const c = materialsClient(`${srv.url}/materials`)
+    assert.equal((await c.search({})).status, 200)
+
+    // Someone breaks the database under the running server.
+    const raw = new Database(srv.ue.config.index.file)
+    raw.exec('DROP TABLE materials')
+    raw.close()
+
+    const res = await c.search({})
+    assert.equal(res.status, 500)
+    assert.equal(res.body.error.code, 'UE_INDEX_FAILED')
+    assert.doesNotMatch(res.body.error.message, /sqlite|no such table|SELECT/i)
+    assert.equal(errors.length, 1, errors.join('\n'))
+    assert.match(errors[0] ?? '', /materials/)
+    assert.equal((await c.categories()).status, 200)
   })
 })
 
