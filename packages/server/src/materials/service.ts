@@ -103,38 +103,27 @@ export function createMaterialsService(repo: MaterialRepository) {
           flat.find((c) => c.id === id),
           `category ${id}`,
         )
-        const subtree = subtreeIds(flat, id)
-        const children = flat.filter((c) => c.parentId === id).length
-        const materials = await tx.countMaterials([id])
-        const summary: DeleteSummary = {
-          deleted: { categories: 1, materials: 0 },
-          moved: { categories: 0, materials: 0 },
-        }
         if (mode.kind === 'cascade') {
-          summary.deleted.materials = await tx.deleteMaterialsIn(subtree)
-          summary.deleted.categories = await tx.deleteCategories(subtree)
-          return summary
+          const subtree = subtreeIds(flat, id)
+          const materials = await tx.deleteMaterialsIn(subtree)
+          const categories = await tx.deleteCategories(subtree)
+          return { deleted: { categories, materials }, moved: { categories: 0, materials: 0 } }
         }
-        if (mode.kind === 'refuse' && (children > 0 || materials > 0))
-          throw new UeError('UE_CONFLICT', {
-            detail: `category ${id} has ${children} subcategories and ${materials} materials; pass cascade=true or moveTo=<id>`,
-          })
-        if (mode.kind === 'move') {
-          if (mode.to !== null) {
-            if (!flat.some((c) => c.id === mode.to))
-              throw validation(`moveTo: category ${mode.to} does not exist`)
-            if (subtree.includes(mode.to))
-              throw validation('moveTo: cannot move into the deleted category or below it')
-          }
-          const below = Math.max(0, heightOf(flat, id) - 1)
-          const targetDepth = mode.to === null ? 0 : depthOf(flat, mode.to)
-          if (targetDepth + below > MAX_CATEGORY_DEPTH)
-            throw validation(`moveTo: categories nest at most ${MAX_CATEGORY_DEPTH} levels`)
-          summary.moved.categories = await tx.moveChildren(id, mode.to)
-          summary.moved.materials = await tx.moveMaterials([id], mode.to)
+        const moved = { categories: 0, materials: 0 }
+        if (mode.kind === 'refuse') {
+          const children = flat.filter((c) => c.parentId === id).length
+          const materials = await tx.countMaterials([id])
+          if (children > 0 || materials > 0)
+            throw new UeError('UE_CONFLICT', {
+              detail: `category ${id} has ${children} subcategories and ${materials} materials; pass cascade=true or moveTo=<id>`,
+            })
+        } else {
+          checkMoveTarget(flat, id, mode.to)
+          moved.categories = await tx.moveChildren(id, mode.to)
+          moved.materials = await tx.moveMaterials([id], mode.to)
         }
         await tx.deleteCategories([id])
-        return summary
+        return { deleted: { categories: 1, materials: 0 }, moved }
       })
     },
 
@@ -200,6 +189,22 @@ function checkPlacement(
   const height = exists ? heightOf(flat, id) : 1
   if (parentDepth + height > MAX_CATEGORY_DEPTH)
     throw validation(`parentId: categories nest at most ${MAX_CATEGORY_DEPTH} levels`)
+}
+
+/**
+ * Where the children of a deleted category may go: an existing category outside its subtree
+ * (or the top level, null), with the moved subtrees still within MAX_CATEGORY_DEPTH levels.
+ */
+function checkMoveTarget(flat: readonly CategoryRecord[], id: number, to: number | null): void {
+  if (to !== null) {
+    if (!flat.some((c) => c.id === to)) throw validation(`moveTo: category ${to} does not exist`)
+    if (subtreeIds(flat, id).includes(to))
+      throw validation('moveTo: cannot move into the deleted category or below it')
+  }
+  const below = heightOf(flat, id) - 1
+  const targetDepth = to === null ? 0 : depthOf(flat, to)
+  if (targetDepth + below > MAX_CATEGORY_DEPTH)
+    throw validation(`moveTo: categories nest at most ${MAX_CATEGORY_DEPTH} levels`)
 }
 
 /** The HTML is cleaned on every write, whatever the route. */

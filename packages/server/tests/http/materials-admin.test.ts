@@ -227,6 +227,27 @@ describe('admin categories', () => {
       expectInvalid(await c.admin('DELETE', `/admin/categories/${top}?${query}`), query)
     assert.deepEqual(await shape(c), [['top', [['child', []]]]])
   })
+
+  test('refuses a move that would nest the moved subcategories deeper than 8 levels', async (t) => {
+    const { materials: c } = await startMaterialsServer(t)
+    const chain: number[] = []
+    for (let level = 1; level <= 7; level++)
+      chain.push(await cat(c, `level ${level}`, chain.at(-1) ?? null))
+    const old = await cat(c, 'old')
+    const child = await cat(c, 'child', old)
+    await cat(c, 'grandchild', child)
+
+    // child and grandchild would sit at levels 8 and 9 under level 7.
+    expectInvalid(
+      await c.admin('DELETE', `/admin/categories/${old}?moveTo=${chain[6]}`),
+      'too deep',
+    )
+    assert.equal((await c.admin('GET', `/admin/categories/${old}`)).status, 200)
+    const res = await c.admin('DELETE', `/admin/categories/${old}?moveTo=${chain[5]}`)
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.deepEqual(res.body.moved, { categories: 1, materials: 0 })
+    assert.equal((await c.admin('GET', `/admin/categories/${child}`)).body.parentId, chain[5])
+  })
 })
 
 describe('admin materials', () => {
