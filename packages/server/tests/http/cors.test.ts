@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { png } from '../helpers/fixtures.js'
 import { startTestServer } from '../helpers/start-server.js'
 
 const ORIGIN = 'https://editor.example'
@@ -41,4 +42,24 @@ test('an actual request from an allowed origin gets its origin echoed, never *',
   const res = await fetch(srv.action('config'), { headers: { Origin: ORIGIN } })
   assert.equal(res.headers.get('access-control-allow-origin'), ORIGIN)
   assert.equal((await res.json()).imageActionName, 'image')
+})
+
+test('a cross-origin upload gets an absolute URL from publicUrl and the CORS header it needs', async (t) => {
+  const srv = await startTestServer(t, {
+    http: { corsOrigins: [ORIGIN] },
+    publicUrl: 'https://ue.example.com/uploads/',
+  })
+  const form = new FormData()
+  form.append('upfile', new Blob([new Uint8Array(png())], { type: 'image/png' }), 'a.png')
+  const res = await fetch(srv.action('image'), {
+    method: 'POST',
+    body: form,
+    headers: { Origin: ORIGIN },
+  })
+  assert.equal(res.headers.get('access-control-allow-origin'), ORIGIN)
+  const up = await res.json()
+  assert.equal(up.state, 'SUCCESS')
+  assert.match(up.url, /^https:\/\/ue\.example\.com\/uploads\/image\/\d{8}\/[0-9a-z]+\.png$/)
+  const path = new URL(up.url).pathname
+  assert.equal((await fetch(`${srv.url}${path}`)).status, 200)
 })
