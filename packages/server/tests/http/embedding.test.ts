@@ -1,31 +1,41 @@
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:http'
+import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
-import { createUeditorServer, toNodeHandler } from '../../src/index.js'
+import { type TestContext, test } from 'node:test'
+import { createUeditorServer, toNodeHandler, type UeditorServer } from '../../src/index.js'
 import { blob, MP4, png } from '../helpers/fixtures.js'
 import { startTestServer } from '../helpers/start-server.js'
 
-test('the editor handler mounted at any path of a host app routes on ?action= alone', async (t) => {
+/** A host app on 127.0.0.1:0 around an embedded server; both closed after the test. */
+async function hostApp(
+  t: TestContext,
+  listener: (ue: UeditorServer) => RequestListener,
+): Promise<string> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-embed-'))
   const ue = await createUeditorServer({ env: {}, config: { dataDir, logLevel: 'silent' } })
-  const editor = toNodeHandler(ue.editor)
-  const files = toNodeHandler(ue.files)
-  const app = createServer((req, res) => {
-    if (req.url?.startsWith('/api/v1/editor')) return editor(req, res)
-    if (req.url?.startsWith('/uploads/')) return files(req, res)
-    res.writeHead(418).end('host app')
-  })
+  const app = createServer(listener(ue))
   await new Promise<void>((r) => app.listen(0, '127.0.0.1', r))
   t.after(async () => {
     await new Promise((r) => app.close(r))
     await ue.close()
     await rm(dataDir, { recursive: true, force: true })
   })
-  const base = `http://127.0.0.1:${(app.address() as AddressInfo).port}`
+  return `http://127.0.0.1:${(app.address() as AddressInfo).port}`
+}
+
+test('the editor handler mounted at any path of a host app routes on ?action= alone', async (t) => {
+  const base = await hostApp(t, (ue) => {
+    const editor = toNodeHandler(ue.editor)
+    const files = toNodeHandler(ue.files)
+    return (req, res) => {
+      if (req.url?.startsWith('/api/v1/editor')) return editor(req, res)
+      if (req.url?.startsWith('/uploads/')) return files(req, res)
+      res.writeHead(418).end('host app')
+    }
+  })
   const form = new FormData()
   form.append('upfile', blob(png()), 'a.png')
   const up = await (
@@ -38,16 +48,7 @@ test('the editor handler mounted at any path of a host app routes on ?action= al
 })
 
 test('the node handler of createUeditorServer serves the whole standalone surface', async (t) => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-embed-'))
-  const ue = await createUeditorServer({ env: {}, config: { dataDir, logLevel: 'silent' } })
-  const app = createServer(ue.node)
-  await new Promise<void>((r) => app.listen(0, '127.0.0.1', r))
-  t.after(async () => {
-    await new Promise((r) => app.close(r))
-    await ue.close()
-    await rm(dataDir, { recursive: true, force: true })
-  })
-  const base = `http://127.0.0.1:${(app.address() as AddressInfo).port}`
+  const base = await hostApp(t, (ue) => ue.node)
   assert.equal((await (await fetch(`${base}/healthz`)).json()).status, 'ok')
   assert.equal(
     (await (await fetch(`${base}/ueditor?action=config`)).json()).videoActionName,
