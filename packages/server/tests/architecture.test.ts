@@ -21,6 +21,7 @@ const ROOM_RULES: Record<string, readonly string[]> = {
 }
 const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'better-sqlite3': ['db/open.ts'],
+  pg: ['db/open.ts'],
   '@fastify/busboy': ['ingest/multipart.ts'],
   'file-type': ['ingest/sniff.ts'],
   sharp: ['images/sharp.ts'],

@@ -8,9 +8,11 @@ export type ServerConfig = ParsedServerConfig & {
   dataDir: string
   publicUrl: string
   storage: { driver: 'local'; root: string }
-  index: { driver: 'sqlite'; file: string }
+  index: { driver: 'sqlite'; file: string } | PostgresIndex
   uploads: ParsedServerConfig['uploads'] & { tempDir: string }
 }
+
+type PostgresIndex = Extract<ParsedServerConfig['index'], { driver: 'postgres' }>
 
 type Kind = 'string' | 'int' | 'list' | 'bool'
 interface EnvVar {
@@ -60,6 +62,24 @@ export const ENV_VARS: readonly EnvVar[] = [
     help: 'upload folder',
   },
   { name: 'UEDITOR_SQLITE_FILE', paths: one('index', 'file'), kind: 'string', help: 'SQLite file' },
+  {
+    name: 'UEDITOR_INDEX_DRIVER',
+    paths: one('index', 'driver'),
+    kind: 'string',
+    help: 'sqlite or postgres',
+  },
+  {
+    name: 'UEDITOR_DATABASE_URL',
+    paths: one('index', 'url'),
+    kind: 'string',
+    help: 'PostgreSQL URL; selects the postgres driver',
+  },
+  {
+    name: 'UEDITOR_DATABASE_POOL_SIZE',
+    paths: one('index', 'poolSize'),
+    kind: 'int',
+    help: 'PostgreSQL connections per server',
+  },
   {
     name: 'UEDITOR_TEMP_DIR',
     paths: one('uploads', 'tempDir'),
@@ -269,7 +289,12 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     if (raw === undefined || raw === '') continue
     for (const path of v.paths) setPath(fromEnv, path, parseEnv(raw, v.kind))
   }
+  if (env.UEDITOR_DATABASE_URL && !env.UEDITOR_INDEX_DRIVER)
+    setPath(fromEnv, ['index', 'driver'], 'postgres')
   const merged = deepMerge(deepMerge(fromFile, fromEnv), options.overrides ?? {})
+  // `index.file` alone (UEDITOR_SQLITE_FILE) means the default driver.
+  if (isPlainObject(merged) && isPlainObject(merged.index) && merged.index.driver === undefined)
+    merged.index = { ...merged.index, driver: 'sqlite' }
   problems.push(...activeContentProblems(merged))
   const result = ServerConfigSchema.safeParse(merged)
   if (!result.success) {
@@ -293,7 +318,10 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
     dataDir,
     publicUrl: cfg.publicUrl ?? `${cfg.routes.files}/`,
     storage: { driver: 'local', root: resolve(dataDir, cfg.storage.root ?? 'uploads') },
-    index: { driver: 'sqlite', file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') },
+    index:
+      cfg.index.driver === 'sqlite'
+        ? { driver: 'sqlite', file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') }
+        : cfg.index,
     uploads: { ...cfg.uploads, tempDir: resolve(dataDir, cfg.uploads.tempDir ?? 'tmp') },
     editor: withStoredImageExts(cfg.editor, cfg.images),
     images: cfg.images.watermark

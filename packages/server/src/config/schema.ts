@@ -208,6 +208,15 @@ export const ServerConfigSchema = z.strictObject({
   index: z
     .discriminatedUnion('driver', [
       z.strictObject({ driver: z.literal('sqlite'), file: z.string().min(1).optional() }),
+      z.strictObject({
+        driver: z.literal('postgres'),
+        // The URL may carry a password: messages name the key, never the value.
+        url: z
+          .string()
+          .max(4096)
+          .regex(/^postgres(ql)?:\/\/\S+$/i, 'must be a postgres:// or postgresql:// URL'),
+        poolSize: z.number().int().min(1).max(1000).default(10),
+      }),
     ])
     .prefault({ driver: 'sqlite' }),
   http: z

@@ -1,6 +1,7 @@
 import { type Kysely, type SqlBool, sql } from 'kysely'
 import type { Page } from '../shared/types.js'
 import { guarded } from './errors.js'
+import { advanceIdentityPast } from './identity.js'
 import type { CategoryRow, DbSchema, MaterialRow } from './schema.js'
 
 /** The largest id: ids are `integer` columns, 32-bit on PostgreSQL. */
@@ -50,9 +51,9 @@ export interface MaterialSearch {
 }
 
 /**
- * Categories and materials in the metadata database. Portable SQL only (SQLite now,
- * PostgreSQL later). The repository keeps rows; the rules (trees, moves, sanitising) belong to
- * the materials service.
+ * Categories and materials in the metadata database. Portable SQL (SQLite and PostgreSQL); the
+ * one dialect-specific step lives in identity.ts. The repository keeps rows; the rules (trees,
+ * moves, sanitising) belong to the materials service.
  */
 export interface MaterialRepository {
   /** Flat, ordered by (order, id); the service builds the tree. */
@@ -167,9 +168,7 @@ async function getCategory(db: Kysely<DbSchema>, id: number): Promise<CategoryRe
 }
 
 // Explicit ids are kept (import is idempotent by id), and only a save with an id is an upsert:
-// a new row must never replace an existing one. PostgreSQL's identity sequence does not move
-// past explicit ids, so once that dialect lands it needs a setval after them; until then a
-// clash there is an error, not a silent overwrite of the row with that id.
+// a new row must never replace an existing one, hence advanceIdentityPast after an explicit id.
 async function saveCategory(db: Kysely<DbSchema>, c: CategoryInput): Promise<CategoryRecord> {
   const now = Date.now()
   const values = {
@@ -194,6 +193,7 @@ async function saveCategory(db: Kysely<DbSchema>, c: CategoryInput): Promise<Cat
     )
     .returningAll()
     .executeTakeFirstOrThrow()
+  if (c.id !== undefined) await advanceIdentityPast(db, 'categories', c.id)
   return toCategory(row)
 }
 
@@ -230,6 +230,7 @@ async function saveMaterial(db: Kysely<DbSchema>, m: MaterialInput): Promise<Mat
     )
     .returningAll()
     .executeTakeFirstOrThrow()
+  if (m.id !== undefined) await advanceIdentityPast(db, 'materials', m.id)
   return toMaterial(row)
 }
 

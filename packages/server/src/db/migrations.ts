@@ -4,9 +4,9 @@ import {
   type Migration,
   type MigrationProvider,
   Migrator,
-  PostgresAdapter,
 } from 'kysely'
 import { UeError } from '../shared/errors.js'
+import { isPostgres } from './identity.js'
 
 // Migrations see the database as it was when they were written, hence Kysely<any>.
 // biome-ignore lint/suspicious/noExplicitAny: schema changes over time; see Kysely's migration docs
@@ -92,9 +92,8 @@ function withId<T extends string>(
   db: AnyDb,
   table: CreateTableBuilder<T, never>,
 ): CreateTableBuilder<T, 'id'> {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter
   return table.addColumn('id', 'integer', (c) =>
-    postgres ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey().autoIncrement(),
+    isPostgres(db) ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey().autoIncrement(),
   )
 }
 

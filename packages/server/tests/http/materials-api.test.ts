@@ -358,7 +358,9 @@ describe('database failures', () => {
     assert.equal((await c.search({})).status, 200)
 
     // Someone breaks the database under the running server.
-    const raw = new Database(srv.ue.config.index.file)
+    const { index } = srv.ue.config
+    assert.ok(index.driver === 'sqlite')
+    const raw = new Database(index.file)
     raw.exec('DROP TABLE materials')
     raw.close()
 
