@@ -19,6 +19,7 @@ import { consoleLogger, silentLogger } from './shared/log.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
 import { localDiskStorage } from './storage/local.js'
+import { s3Storage } from './storage/s3.js'
 
 export interface UeditorOptions {
   /** Config values, applied over the file and the environment. */
@@ -67,7 +68,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   await mkdir(config.uploads.tempDir, { recursive: true })
   const { enabled, ...imageOptions } = config.images
   const images: ImageProcessor = enabled ? await sharpProcessor(imageOptions) : passthroughProcessor
-  const storage: StorageDriver = localDiskStorage({ root: config.storage.root })
+  const storage = storageDriver(config.storage)
   const store: MetadataStore = await openMetadataStore(config.index)
   try {
     const applied = await store.migrate()
@@ -145,4 +146,17 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       await storage.close?.()
     },
   }
+}
+
+function storageDriver(c: ServerConfig['storage']): StorageDriver {
+  if (c.driver === 'local') return localDiskStorage({ root: c.root })
+  const { accessKeyId, secretAccessKey } = c
+  return s3Storage({
+    bucket: c.bucket,
+    region: c.region,
+    forcePathStyle: c.forcePathStyle,
+    ...(c.endpoint ? { endpoint: c.endpoint } : {}),
+    ...(c.prefix ? { prefix: c.prefix } : {}),
+    ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}),
+  })
 }

@@ -22,6 +22,7 @@ const ROOM_RULES: Record<string, readonly string[]> = {
 const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'better-sqlite3': ['db/open.ts'],
   pg: ['db/open.ts'],
+  '@aws-sdk/client-s3': ['storage/s3.ts'],
   '@fastify/busboy': ['ingest/multipart.ts'],
   'file-type': ['ingest/sniff.ts'],
   sharp: ['images/sharp.ts'],

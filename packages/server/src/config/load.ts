@@ -7,12 +7,14 @@ import { ACTIVE_CONTENT_EXTS, type ParsedServerConfig, ServerConfigSchema } from
 export type ServerConfig = ParsedServerConfig & {
   dataDir: string
   publicUrl: string
-  storage: { driver: 'local'; root: string }
+  storage: { driver: 'local'; root: string } | S3Storage
   index: { driver: 'sqlite'; file: string } | PostgresIndex
   uploads: ParsedServerConfig['uploads'] & { tempDir: string }
 }
 
 type PostgresIndex = Extract<ParsedServerConfig['index'], { driver: 'postgres' }>
+
+type S3Storage = Extract<ParsedServerConfig['storage'], { driver: 's3' }>
 
 type Kind = 'string' | 'int' | 'list' | 'bool'
 interface EnvVar {
@@ -60,6 +62,39 @@ export const ENV_VARS: readonly EnvVar[] = [
     paths: one('storage', 'root'),
     kind: 'string',
     help: 'upload folder',
+  },
+  { name: 'UEDITOR_STORAGE', paths: one('storage', 'driver'), kind: 'string', help: 'local or s3' },
+  { name: 'UEDITOR_S3_BUCKET', paths: one('storage', 'bucket'), kind: 'string', help: 'S3 bucket' },
+  { name: 'UEDITOR_S3_REGION', paths: one('storage', 'region'), kind: 'string', help: 'S3 region' },
+  {
+    name: 'UEDITOR_S3_ENDPOINT',
+    paths: one('storage', 'endpoint'),
+    kind: 'string',
+    help: 'S3-compatible endpoint URL',
+  },
+  {
+    name: 'UEDITOR_S3_FORCE_PATH_STYLE',
+    paths: one('storage', 'forcePathStyle'),
+    kind: 'bool',
+    help: 'path-style bucket addressing',
+  },
+  {
+    name: 'UEDITOR_S3_ACCESS_KEY_ID',
+    paths: one('storage', 'accessKeyId'),
+    kind: 'string',
+    help: 'S3 access key id',
+  },
+  {
+    name: 'UEDITOR_S3_SECRET_ACCESS_KEY',
+    paths: one('storage', 'secretAccessKey'),
+    kind: 'string',
+    help: 'S3 secret key',
+  },
+  {
+    name: 'UEDITOR_S3_PREFIX',
+    paths: one('storage', 'prefix'),
+    kind: 'string',
+    help: 'key prefix',
   },
   { name: 'UEDITOR_SQLITE_FILE', paths: one('index', 'file'), kind: 'string', help: 'SQLite file' },
   {
@@ -317,7 +352,10 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
     ...cfg,
     dataDir,
     publicUrl: cfg.publicUrl ?? `${cfg.routes.files}/`,
-    storage: { driver: 'local', root: resolve(dataDir, cfg.storage.root ?? 'uploads') },
+    storage:
+      cfg.storage.driver === 'local'
+        ? { driver: 'local', root: resolve(dataDir, cfg.storage.root ?? 'uploads') }
+        : cfg.storage,
     index:
       cfg.index.driver === 'sqlite'
         ? { driver: 'sqlite', file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') }

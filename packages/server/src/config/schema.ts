@@ -203,6 +203,29 @@ export const ServerConfigSchema = z.strictObject({
   storage: z
     .discriminatedUnion('driver', [
       z.strictObject({ driver: z.literal('local'), root: z.string().min(1).optional() }),
+      z
+        .strictObject({
+          driver: z.literal('s3'),
+          bucket: z.string().min(3).max(255),
+          region: z.string().min(1).default('us-east-1'),
+          /** S3-compatible endpoint (MinIO, R2, …); AWS when absent. */
+          endpoint: z.url({ protocol: /^https?$/ }).optional(),
+          forcePathStyle: z.boolean().default(false),
+          // Secrets: messages name the key, never the value. Absent: the SDK's default chain.
+          accessKeyId: z.string().min(1).optional(),
+          secretAccessKey: z.string().min(1).optional(),
+          prefix: z
+            .string()
+            .max(512)
+            .regex(/^([A-Za-z0-9_.-]+\/?)*$/, 'must be folder names separated by "/"')
+            .refine((p) => !p.split('/').some((s) => s === '.' || s === '..'), {
+              message: 'may not contain "." or ".." folders',
+            })
+            .optional(),
+        })
+        .refine((s) => (s.accessKeyId === undefined) === (s.secretAccessKey === undefined), {
+          message: 'accessKeyId and secretAccessKey must be set together',
+        }),
     ])
     .prefault({ driver: 'local' }),
   index: z

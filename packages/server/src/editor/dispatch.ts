@@ -40,7 +40,10 @@ const WRITES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch'])
 export function createEditorHandler(deps: EditorDeps): FetchHandler {
   const { config, log } = deps
   const jsonpKinds = new Set<string>(config.http.jsonpActions)
-  const gate = createUploadGate({ ...config.limits, storageRoot: config.storage.root })
+  // With remote storage the only local volume an upload fills is the temp spool.
+  const storageRoot =
+    config.storage.driver === 'local' ? config.storage.root : config.uploads.tempDir
+  const gate = createUploadGate({ ...config.limits, storageRoot })
 
   return async (request) => {
     const url = new URL(request.url)

@@ -10,6 +10,8 @@ export interface TestServer extends RunningServer {
   dataDir: string
   /** `url + routes.editor + '?action=' + action` plus extra query text. */
   action(name: string, query?: string): string
+  /** The upload folder; only for servers using the local storage driver. */
+  storageRoot(): string
   /** Every file under the storage root and the temp folder, relative paths. */
   storedFiles(): Promise<string[]>
   tempFiles(): Promise<string[]>
@@ -40,9 +42,16 @@ export async function startTestServer(
   return Object.assign(server, {
     dataDir,
     action: (name: string, query = '') => `${server.url}${routes.editor}?action=${name}${query}`,
-    storedFiles: () => listFiles(server.ue.config.storage.root),
+    storageRoot: () => localRoot(server),
+    storedFiles: () => listFiles(localRoot(server)),
     tempFiles: () => listFiles(server.ue.config.uploads.tempDir),
   })
+}
+
+function localRoot(server: RunningServer): string {
+  const { storage } = server.ue.config
+  if (storage.driver !== 'local') throw new Error(`this server stores files in ${storage.driver}`)
+  return storage.root
 }
 
 async function listFiles(root: string): Promise<string[]> {

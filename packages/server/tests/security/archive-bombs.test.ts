@@ -28,9 +28,7 @@ describe('A34: archive and XML bombs', () => {
       }
       assert.equal(up.state, 'SUCCESS', name)
       assert.equal(up.size, bomb.length)
-      const stored = await readFile(
-        join(srv.ue.config.storage.root, up.url.replace(/^\/uploads\//, '')),
-      )
+      const stored = await readFile(join(srv.storageRoot(), up.url.replace(/^\/uploads\//, '')))
       assert.deepEqual(stored, bomb)
       assert.equal((await srv.storedFiles()).length, before.stored.length + 1)
       assert.deepEqual(await srv.tempFiles(), [])

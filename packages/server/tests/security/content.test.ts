@@ -31,7 +31,7 @@ async function storedBytes(
   const after = await srv.storedFiles()
   assert.equal(after.length, before.stored.length + 1)
   const key = up.url.replace(/^\/uploads\//, '')
-  const bytes = await readFile(join(srv.ue.config.storage.root, key))
+  const bytes = await readFile(join(srv.storageRoot(), key))
   assert.equal(bytes.length, up.size)
   return bytes
 }

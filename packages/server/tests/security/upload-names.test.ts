@@ -220,7 +220,7 @@ describe('A9: names cannot be guessed or overwritten', () => {
     const servedFirst = Buffer.from(
       await (await fetch(`${srv.url}/uploads/${first}`)).arrayBuffer(),
     )
-    assert.deepEqual(servedFirst, await readFile(join(srv.ue.config.storage.root, first)))
+    assert.deepEqual(servedFirst, await readFile(join(srv.storageRoot(), first)))
     assert.equal((await srv.storedFiles()).length, 8)
   })
 })

@@ -20,7 +20,7 @@ describe('configuration loading', () => {
     const cfg = loadConfig({ env: {}, cwd: '/srv/app' })
     assert.equal(cfg.http.host, '127.0.0.1')
     assert.equal(cfg.http.port, 8080)
-    assert.equal(cfg.storage.root, '/srv/app/data/uploads')
+    assert.deepEqual(cfg.storage, { driver: 'local', root: '/srv/app/data/uploads' })
     assert.deepEqual(cfg.index, { driver: 'sqlite', file: '/srv/app/data/ueditor.db' })
     assert.equal(cfg.publicUrl, '/uploads/')
     assert.equal(cfg.routes.editor, '/ueditor')
