@@ -327,9 +327,14 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
   if (env.UEDITOR_DATABASE_URL && !env.UEDITOR_INDEX_DRIVER)
     setPath(fromEnv, ['index', 'driver'], 'postgres')
   const merged = deepMerge(deepMerge(fromFile, fromEnv), options.overrides ?? {})
-  // `index.file` alone (UEDITOR_SQLITE_FILE) means the default driver.
-  if (isPlainObject(merged) && isPlainObject(merged.index) && merged.index.driver === undefined)
-    merged.index = { ...merged.index, driver: 'sqlite' }
+  // A section without a driver (`UEDITOR_SQLITE_FILE` or `UEDITOR_STORAGE_ROOT` alone) means
+  // the embedded default; a bucket alone means S3.
+  if (isPlainObject(merged)) {
+    if (isPlainObject(merged.index) && merged.index.driver === undefined)
+      merged.index = { ...merged.index, driver: 'sqlite' }
+    if (isPlainObject(merged.storage) && merged.storage.driver === undefined)
+      merged.storage = { ...merged.storage, driver: 'bucket' in merged.storage ? 's3' : 'local' }
+  }
   problems.push(...activeContentProblems(merged))
   const result = ServerConfigSchema.safeParse(merged)
   if (!result.success) {

@@ -141,3 +141,18 @@ describe('the action table', () => {
     assert.throws(() => buildActionTable(cfg.editor), /UE_CONFIG_INVALID/)
   })
 })
+
+describe('driver defaults', () => {
+  test('a storage root or SQLite file alone keeps the embedded drivers', () => {
+    const cfg = loadConfig({
+      env: { UEDITOR_STORAGE_ROOT: '/mnt/uploads', UEDITOR_SQLITE_FILE: '/var/lib/ue/index.db' },
+    })
+    assert.deepEqual(cfg.storage, { driver: 'local', root: '/mnt/uploads' })
+    assert.deepEqual(cfg.index, { driver: 'sqlite', file: '/var/lib/ue/index.db' })
+  })
+
+  test('a bucket alone selects S3 storage', () => {
+    const cfg = loadConfig({ env: { UEDITOR_S3_BUCKET: 'uploads-bucket' } })
+    assert.equal(cfg.storage.driver, 's3')
+  })
+})
