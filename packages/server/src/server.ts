@@ -14,6 +14,7 @@ import { createFileServer } from './http/static.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
 import { sharpProcessor } from './images/sharp.js'
 import { createRemoteFetcher, type Dialer, type HostLookup } from './ingest/remote/fetch-image.js'
+import { removeStaleSpools } from './ingest/temp-file.js'
 import { createMaterialsApi, seedOnFirstStart } from './materials/api.js'
 import { consoleLogger, silentLogger } from './shared/log.js'
 import type { FetchHandler, Logger } from './shared/types.js'
@@ -66,6 +67,8 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const table = buildActionTable(config.editor)
 
   await mkdir(config.uploads.tempDir, { recursive: true })
+  const stale = await removeStaleSpools(config.uploads.tempDir)
+  if (stale > 0) log.info({ folders: stale }, 'removed upload spools left by a stopped process')
   const { enabled, ...imageOptions } = config.images
   const images: ImageProcessor = enabled ? await sharpProcessor(imageOptions) : passthroughProcessor
   const storage = storageDriver(config.storage)

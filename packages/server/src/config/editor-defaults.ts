@@ -3,7 +3,9 @@
  * spelling. The spec's defaults (spec §2.1) are used where it gives them; where it does not, the
  * values are the original `config.json`'s, made safe (no SVG/HTML/XML/SWF in any allow-list).
  */
-const IMAGE_EXTS = ['.png', '.jpg', '.jpeg', '.gif', '.bmp']
+// No `.bmp`: the image pipeline cannot decode and re-encode it, so its bytes would be stored as
+// sent (an HTML page or a ZIP can ride in a BMP). Files stored before this are still listed.
+const IMAGE_EXTS = ['.png', '.jpg', '.jpeg', '.gif']
 const VIDEO_EXTS = [
   '.mp4',
   '.m4v',
@@ -93,7 +95,7 @@ export const EDITOR_DEFAULTS = {
   imageManagerListSize: 20,
   imageManagerUrlPrefix: '',
   imageManagerInsertAlign: 'none',
-  imageManagerAllowFiles: [...IMAGE_EXTS, '.webp'],
+  imageManagerAllowFiles: [...IMAGE_EXTS, '.webp', '.bmp'],
 
   fileManagerActionName: 'listFile',
   fileManagerUrlPrefix: '',

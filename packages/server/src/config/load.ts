@@ -293,6 +293,12 @@ export const ENV_VARS: readonly EnvVar[] = [
     kind: 'int',
     help: 'free space kept on the storage volume',
   },
+  {
+    name: 'UEDITOR_LIMIT_CONNECTIONS_PER_CLIENT',
+    paths: one('limits', 'connectionsPerClient'),
+    kind: 'int',
+    help: 'open connections per client address',
+  },
 ]
 
 export interface LoadOptions {

@@ -256,8 +256,13 @@ export const ServerConfigSchema = z.strictObject({
       /** 'protocol': HTTP 200 + readable state (what UEditor expects); 'http': real status codes. */
       errorStatus: z.enum(['protocol', 'http']).default('protocol'),
       headersTimeoutMs: z.number().int().positive().default(30_000),
-      /** An upload body that sends nothing for this long is aborted (slow-body guard). */
+      /** A request body that sends nothing for this long is aborted (slow-body guard). */
       bodyIdleTimeoutMs: z.number().int().positive().default(30_000),
+      /** A request body must arrive whole within this time. */
+      bodyTimeoutMs: z.number().int().positive().default(3_600_000),
+      /** After `bodyGraceMs`, a body must average at least this many bytes a second (0: off). */
+      minBodyRate: z.number().int().min(0).default(1024),
+      bodyGraceMs: z.number().int().positive().default(10_000),
       /** Time given to in-flight requests on SIGTERM before the server closes anyway. */
       shutdownGraceMs: z.number().int().min(0).default(30_000),
     })
@@ -318,6 +323,12 @@ export const ServerConfigSchema = z.strictObject({
       format: z.enum(['keep', 'webp']).default('keep'),
       quality: z.number().int().min(1).max(100).default(85),
       concurrency: z.number().int().min(1).max(64).default(2),
+      /** Decoded pixels in flight at once, which bounds the pipeline's memory. */
+      maxPixelsInFlight: z.number().int().positive().default(50_000_000),
+      /** Images waiting to be decoded, in all and from one client; past either: UE_BUSY. */
+      maxQueued: z.number().int().min(1).default(64),
+      maxQueuedPerClient: z.number().int().min(1).default(8),
+      /** Per image, counted from the moment it is queued. */
       timeoutSeconds: z.number().int().positive().default(30),
       watermark: z
         .strictObject({
@@ -364,6 +375,8 @@ export const ServerConfigSchema = z.strictObject({
       concurrentUploads: z.number().int().min(0).default(16),
       /** Refuse uploads when the storage volume has less free space than this. 0: off. */
       minFreeBytes: z.number().int().min(0).default(134_217_728),
+      /** Open connections one client address may hold on the standalone server. 0: off. */
+      connectionsPerClient: z.number().int().min(0).default(256),
     })
     .prefault({}),
 })

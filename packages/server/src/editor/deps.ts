@@ -23,4 +23,6 @@ export interface ActionContext {
   request: Request
   url: URL
   deps: EditorDeps
+  /** Whose request this is, for per-client limits and fair queues; undefined when unknown. */
+  client: string | undefined
 }

@@ -9,7 +9,7 @@ import { handleConfig } from './actions/config.js'
 import { handleList } from './actions/list.js'
 import { handleUpload } from './actions/upload.js'
 import type { ActionContext, EditorDeps } from './deps.js'
-import { createUploadGate } from './limits.js'
+import { clientKey, createUploadGate } from './limits.js'
 import { isValidCallback, jsonpResponse, jsonResponse } from './respond.js'
 
 function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
@@ -80,12 +80,12 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       const allowed = READS.has(def.kind) || (def.kind === 'catch' && jsonp) ? 'GET' : 'POST'
       if (method !== allowed) throw new UeError('UE_METHOD_NOT_ALLOWED')
       // Admitted before the body is read: a refused flood costs no disk and no parsing.
-      const release = WRITES.has(def.kind)
-        ? await gate.admit(requestInfo(request)?.remoteAddress)
-        : undefined
+      const address = requestInfo(request)?.remoteAddress
+      const client = address === undefined ? undefined : clientKey(address)
+      const release = WRITES.has(def.kind) ? await gate.admit(client) : undefined
       let result: object
       try {
-        result = await runAction({ request, url, deps }, def)
+        result = await runAction({ request, url, deps, client }, def)
       } finally {
         release?.()
       }

@@ -11,7 +11,8 @@ export interface UploadLimits {
 
 /** Admits one upload or throws; the returned function ends it (call it exactly once). */
 export interface UploadGate {
-  admit(clientAddress: string | undefined): Promise<() => void>
+  /** `client` is a key from `clientKey` (or a user id); undefined skips the per-client limits. */
+  admit(client: string | undefined): Promise<() => void>
 }
 
 interface Bucket {
@@ -73,9 +74,9 @@ export function createUploadGate(
   }
 
   return {
-    async admit(clientAddress) {
+    async admit(client) {
       const limited = o.uploadsPerMinute > 0 || o.concurrentUploads > 0
-      const release = clientAddress && limited ? take(clientKey(clientAddress)) : () => {}
+      const release = client && limited ? take(client) : () => {}
       try {
         if (o.minFreeBytes > 0 && (await freeBytes(o.storageRoot)) < o.minFreeBytes)
           throw new UeError('UE_STORAGE_FULL')

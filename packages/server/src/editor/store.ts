@@ -8,7 +8,7 @@ import type { TempFile } from '../ingest/temp-file.js'
 import { UeError } from '../shared/errors.js'
 import type { Category, StorageKey } from '../shared/types.js'
 import { IMAGE_CATEGORIES, type UploadRule } from './action-table.js'
-import type { EditorDeps } from './deps.js'
+import type { ActionContext, EditorDeps } from './deps.js'
 
 const KEY_ATTEMPTS = 3
 
@@ -17,16 +17,17 @@ const KEY_ATTEMPTS = 3
  * nothing stays half-done: an object whose index row cannot be written is deleted again.
  */
 export async function storeTempFile(
-  deps: EditorDeps,
+  ctx: ActionContext,
   file: TempFile,
   rule: UploadRule,
   claimedExt: string,
 ): Promise<FileEntry> {
+  const { deps } = ctx
   const sniffed = await decideContentType(file.path, claimedExt, rule.allowFiles, {
     allowActiveContent: deps.config.security.allowActiveContent,
   })
   const processed = deps.images.handles(sniffed.ext)
-    ? await deps.images.process(file, sniffed, imagePolicy(deps, rule.category))
+    ? await deps.images.process(file, sniffed, imagePolicy(ctx, rule.category))
     : { file, ...sniffed }
   try {
     return await storeProcessed(deps, processed.file, rule, processed)
@@ -36,12 +37,13 @@ export async function storeTempFile(
 }
 
 /** Only the image categories are resized and watermarked; any stored image is re-encoded. */
-function imagePolicy(deps: EditorDeps, category: Category): ImagePolicy {
-  const { imageCompressEnable, imageCompressBorder } = deps.config.editor
-  if (!IMAGE_CATEGORIES.includes(category)) return { watermark: false }
+function imagePolicy(ctx: ActionContext, category: Category): ImagePolicy {
+  const { imageCompressEnable, imageCompressBorder } = ctx.deps.config.editor
+  const { client } = ctx
+  if (!IMAGE_CATEGORIES.includes(category)) return { watermark: false, client }
   return imageCompressEnable
-    ? { maxLongSide: imageCompressBorder, watermark: true }
-    : { watermark: true }
+    ? { maxLongSide: imageCompressBorder, watermark: true, client }
+    : { watermark: true, client }
 }
 
 async function storeProcessed(

@@ -6,6 +6,8 @@ export interface ImagePolicy {
   maxLongSide?: number
   /** Whether the configured watermark, if any, is drawn on this image. */
   watermark: boolean
+  /** Who sent it (user or address key): the decode queue takes turns between clients. */
+  client?: string | undefined
 }
 
 /** A sniffed raster image: its dotted extension and MIME type as `decideContentType` found them. */

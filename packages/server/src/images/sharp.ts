@@ -1,10 +1,10 @@
 import { readFile, rm } from 'node:fs/promises'
 import sharp, { type Sharp } from 'sharp'
 import { describeFile, siblingPath, type TempFile } from '../ingest/temp-file.js'
+import { deadline } from '../shared/deadline.js'
 import { UeError } from '../shared/errors.js'
-import { sanitiseBmp } from './bmp.js'
+import { createFairQueue } from './fair-queue.js'
 import type { ImagePolicy, ImageProcessor, ImageType, ProcessedImage } from './processor.js'
-import { createSemaphore } from './semaphore.js'
 
 export type WatermarkPosition =
   | 'north'
@@ -27,6 +27,12 @@ export interface SharpProcessorOptions {
   quality: number
   /** Images decoded at once. */
   concurrency: number
+  /** Decoded pixels in flight at once (bounds memory); one larger image runs alone. */
+  maxPixelsInFlight: number
+  /** Images waiting for a slot, from all clients and from one client. */
+  maxQueued: number
+  maxQueuedPerClient: number
+  /** Per image, from the moment it is queued: waiting counts too. */
   timeoutSeconds: number
   watermark?: { file: string; position: WatermarkPosition; opacity: number; margin: number }
 }
@@ -54,35 +60,55 @@ interface Watermark {
 /**
  * Checks image headers against a pixel budget before anything is decoded, then auto-orients and
  * re-encodes each image in its own format (or WebP), which drops metadata and any bytes hidden
- * after the image data. Decoding runs one image per slot, libvips on one thread, no cache.
+ * after the image data. Decoding is scheduled fairly between clients, weighted by pixels so
+ * memory stays bounded, on libvips with one thread and no cache; the time limit runs from the
+ * moment an image is queued. BMP (which the bundled libvips cannot decode) is refused.
  */
 export async function sharpProcessor(o: SharpProcessorOptions): Promise<ImageProcessor> {
   sharp.cache(false)
   sharp.concurrency(1)
   const watermark = o.watermark ? await loadWatermark(o.watermark) : undefined
-  const slots = createSemaphore(o.concurrency)
+  const queue = createFairQueue({
+    slots: o.concurrency,
+    maxWeight: o.maxPixelsInFlight,
+    maxQueued: o.maxQueued,
+    maxQueuedPerClient: o.maxQueuedPerClient,
+  })
 
   return {
     handles: (ext) => ext === '.bmp' || ext in FORMAT_OF_EXT,
-    process: (file, type, policy) =>
-      slots.run(async () => {
-        if (type.ext === '.bmp') {
-          const bmp = await sanitiseBmp(file, o.maxPixels)
-          return { file: bmp, ext: '.bmp', mime: 'image/bmp' }
-        }
-        return reencode(file, type, policy, o, watermark)
-      }),
+    async process(file, type, policy) {
+      if (type.ext === '.bmp')
+        throw new UeError('UE_TYPE_NOT_ALLOWED', { detail: 'BMP cannot be re-encoded' })
+      const started = Date.now()
+      const limit = deadline(
+        o.timeoutSeconds * 1000,
+        () => new UeError('UE_BUSY', { detail: 'image queue wait' }),
+      )
+      try {
+        const header = await readHeader(file, o)
+        return await queue.run(policy.client ?? '', header.pixels, limit.signal, () => {
+          const left = o.timeoutSeconds - (Date.now() - started) / 1000
+          return reencode(file, type, policy, o, watermark, header, Math.max(1, Math.ceil(left)))
+        })
+      } finally {
+        limit.dispose()
+      }
+    },
   }
 }
 
-async function reencode(
-  file: TempFile,
-  type: ImageType,
-  policy: ImagePolicy,
-  o: SharpProcessorOptions,
-  watermark: Watermark | undefined,
-): Promise<ProcessedImage> {
-  // Header only: no pixel is decoded here, so the budget is checked before any work is done.
+interface Header {
+  width: number
+  height: number
+  orientation: number | undefined
+  animated: boolean
+  /** Decoded pixels, all frames together. */
+  pixels: number
+}
+
+/** Header only: no pixel is decoded here, so the budget is checked before any work is done. */
+async function readHeader(file: TempFile, o: SharpProcessorOptions): Promise<Header> {
   const meta = await sharp(file.path, { limitInputPixels: false })
     .metadata()
     .catch((cause: unknown) => {
@@ -92,9 +118,21 @@ async function reencode(
   if (!width || !height) throw new UeError('UE_CONTENT_MISMATCH', { detail: 'no dimensions' })
   const animated = (meta.pages ?? 1) > 1 && ANIMATABLE.has(format)
   const frames = animated ? (meta.pages ?? 1) : 1
-  if (frames > o.maxFrames || width * height * frames > o.maxPixels)
-    throw new UeError('UE_IMAGE_TOO_LARGE')
+  const pixels = width * height * frames
+  if (frames > o.maxFrames || pixels > o.maxPixels) throw new UeError('UE_IMAGE_TOO_LARGE')
+  return { width, height, orientation: meta.orientation, animated, pixels }
+}
 
+async function reencode(
+  file: TempFile,
+  type: ImageType,
+  policy: ImagePolicy,
+  o: SharpProcessorOptions,
+  watermark: Watermark | undefined,
+  header: Header,
+  timeoutSeconds: number,
+): Promise<ProcessedImage> {
+  const { width, height, animated } = header
   const output = o.format === 'webp' ? 'webp' : (FORMAT_OF_EXT[type.ext] ?? 'png')
   const out = siblingPath(file)
   try {
@@ -103,7 +141,7 @@ async function reencode(
       failOn: 'error',
       animated,
     })
-      .timeout({ seconds: o.timeoutSeconds })
+      .timeout({ seconds: timeoutSeconds })
       .rotate()
     const { maxLongSide } = policy
     if (maxLongSide)
@@ -114,7 +152,7 @@ async function reencode(
         withoutEnlargement: true,
       })
     if (watermark && policy.watermark && !animated) {
-      const [w, h] = finalSize(width, height, meta.orientation, maxLongSide)
+      const [w, h] = finalSize(width, height, header.orientation, maxLongSide)
       if (watermark.width <= w && watermark.height <= h)
         image = image.composite([{ input: watermark.input, gravity: watermark.gravity }])
     }

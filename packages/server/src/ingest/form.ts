@@ -1,16 +1,16 @@
 import { UeError } from '../shared/errors.js'
-import { assertIdentityEncoding, readBodyBytes } from '../shared/request-body.js'
+import { assertIdentityEncoding, type BodyTimeouts, readBodyBytes } from '../shared/request-body.js'
 
 /** Reads an `application/x-www-form-urlencoded` body (catch sources, scrawl base64). */
 export async function readUrlEncodedForm(
   request: Request,
-  o: { maxBytes: number; idleMs: number },
+  o: { maxBytes: number; timeouts: BodyTimeouts },
 ): Promise<URLSearchParams> {
   assertIdentityEncoding(request)
   const type = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase()
   if (type && type !== 'application/x-www-form-urlencoded' && type !== 'text/plain')
     throw new UeError('UE_BODY_INVALID', { detail: 'expected a url-encoded form' })
-  const bytes = await readBodyBytes(request, o.maxBytes, o.idleMs)
+  const bytes = await readBodyBytes(request, o.maxBytes, o.timeouts)
   return new URLSearchParams(bytes.toString('utf8'))
 }
 

@@ -2,7 +2,12 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { Busboy, type BusboyFileStream } from '@fastify/busboy'
 import { UeError } from '../shared/errors.js'
-import { assertIdentityEncoding, readBody } from '../shared/request-body.js'
+import {
+  assertIdentityEncoding,
+  type BodyTimeouts,
+  BodyWatch,
+  readBody,
+} from '../shared/request-body.js'
 import type { Spool, TempFile } from './temp-file.js'
 
 export interface SingleFileOptions {
@@ -10,12 +15,14 @@ export interface SingleFileOptions {
   fieldNames: readonly string[]
   maxSize: number
   maxFields: number
-  idleMs: number
+  timeouts: BodyTimeouts
 }
 
 /**
  * Streams a multipart body and spools exactly one file part from an accepted field. Bytes
- * past `maxSize` are never written; a second file part refuses the whole request.
+ * past `maxSize` are never written; a second file part refuses the whole request. Every way out
+ * (answer, refusal, malformed body, client gone, deadline) ends the parser and the spool write,
+ * so nothing waits for ever and no partial file is left behind.
  */
 export async function readSingleFile(
   request: Request,
@@ -33,7 +40,9 @@ export async function readSingleFile(
       headers: { 'content-type': contentType },
       defCharset: 'utf8',
       limits: {
-        files: 1,
+        // Extra file parts are drained and refused below: busboy's own `files` limit can stall
+        // the parse for good when it skips a part while the first file is still spooling.
+        files: o.maxFields + 1,
         fileSize: o.maxSize,
         fields: o.maxFields,
         parts: o.maxFields + 2,
@@ -45,12 +54,18 @@ export async function readSingleFile(
     throw new UeError('UE_BODY_INVALID', { cause })
   }
 
+  const watch = new BodyWatch(o.timeouts, request.signal)
   let failure: UeError | undefined
   let spooling: Promise<TempFile> | undefined
   let fileStream: BusboyFileStream | undefined
   const fail = (e: UeError) => {
     failure ??= e
   }
+  // Past the parse, the watch still guards the spool write of the last bytes.
+  watch.signal.addEventListener('abort', () => {
+    fail(asUeError(watch.signal.reason))
+    fileStream?.destroy(failure)
+  })
 
   parser.on('file', (field: string, stream: BusboyFileStream, filename: string) => {
     if (spooling || !o.fieldNames.includes(field)) {
@@ -78,17 +93,18 @@ export async function readSingleFile(
   try {
     const body = readBody(request, {
       maxBytes: drainCap,
-      idleMs: o.idleMs,
+      watch,
       tooLarge: new UeError('UE_FILE_TOO_LARGE'),
     })
-    await pipeline(Readable.from(body), parser)
+    await pipeline(Readable.from(body), parser, { signal: watch.signal })
   } catch (e) {
-    fail(asUeError(e))
+    fail(watch.signal.aborted ? asUeError(watch.signal.reason) : asUeError(e))
     // A body cut off mid-file never ends the part stream by itself.
     fileStream?.destroy(failure)
   }
 
   const file = await spooling?.catch(() => undefined)
+  watch.stop()
   if (failure || !file) {
     await file?.dispose()
     throw failure ?? new UeError('UE_FILE_MISSING')

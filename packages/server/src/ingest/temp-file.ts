@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, readdir, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -23,7 +23,8 @@ export interface Spool {
 }
 
 export async function createSpool(tempRoot: string): Promise<Spool> {
-  const dir = join(tempRoot, `req-${randomUUID()}`)
+  // The owner's pid in the name lets a later start tell a dead process's leftovers from a live one's.
+  const dir = join(tempRoot, `req-${process.pid}-${randomUUID()}`)
   await mkdir(dir, { recursive: true })
   let disposed = false
   return {
@@ -34,6 +35,33 @@ export async function createSpool(tempRoot: string): Promise<Spool> {
       disposed = true
       await rm(dir, { recursive: true, force: true })
     },
+  }
+}
+
+/**
+ * Removes the spool folders of processes that are gone (a crash or `kill -9` mid-upload), so
+ * they do not pile up. Folders of live processes sharing the temp root are left alone.
+ */
+export async function removeStaleSpools(tempRoot: string): Promise<number> {
+  const names = await readdir(tempRoot).catch(() => [] as string[])
+  let removed = 0
+  for (const name of names) {
+    const match = /^req-(?:(\d+)-)?[0-9a-f-]{36}$/.exec(name)
+    if (!match) continue
+    const pid = match[1] === undefined ? undefined : Number(match[1])
+    if (pid !== undefined && (pid === process.pid || isAlive(pid))) continue
+    await rm(join(tempRoot, name), { recursive: true, force: true })
+    removed++
+  }
+  return removed
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

@@ -41,7 +41,7 @@ export function createMaterialsApi(o: {
             service,
             authorize,
             maxBodyBytes: materials.maxBodyBytes,
-            idleMs: http.bodyIdleTimeoutMs,
+            timeouts: http,
             log: o.log,
             basePath,
           })

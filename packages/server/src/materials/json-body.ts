@@ -1,10 +1,10 @@
 import { UeError } from '../shared/errors.js'
-import { assertIdentityEncoding, readBodyBytes } from '../shared/request-body.js'
+import { assertIdentityEncoding, type BodyTimeouts, readBodyBytes } from '../shared/request-body.js'
 
 export interface JsonBodyOptions {
   maxBytes: number
   /** A body that sends nothing for this long is refused (slow-body guard). */
-  idleMs: number
+  timeouts: BodyTimeouts
   /** What an empty body (and no Content-Type) stands for; absent: an empty body is refused. */
   emptyAs?: unknown
 }
@@ -24,7 +24,7 @@ export async function readJsonBody(request: Request, o: JsonBodyOptions): Promis
   const declared = Number(request.headers.get('content-length') ?? Number.NaN)
   if (declared > o.maxBytes) throw new UeError('UE_BODY_TOO_LARGE')
 
-  const bytes = await readBodyBytes(request, o.maxBytes, o.idleMs)
+  const bytes = await readBodyBytes(request, o.maxBytes, o.timeouts)
   if (bytes.byteLength === 0) {
     if (type === null && o.emptyAs !== undefined) return o.emptyAs
     throw new UeError('UE_BODY_INVALID', { detail: 'the body is empty' })

@@ -1,5 +1,6 @@
 import { MAX_ID } from '../db/material-repo.js'
 import { isUeError, UeError } from '../shared/errors.js'
+import type { BodyTimeouts } from '../shared/request-body.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import type { Authorize, Scope } from './auth.js'
 import { readJsonBody } from './json-body.js'
@@ -18,7 +19,7 @@ export interface MaterialsHandlerOptions {
   service: MaterialsService
   authorize: Authorize
   maxBodyBytes: number
-  idleMs: number
+  timeouts: BodyTimeouts
   log: Logger
   /**
    * The mount path: paths are then matched exactly below it. Without it, routes are matched on
@@ -42,7 +43,7 @@ type Route =
 export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler {
   const { service } = o
   const body = (request: Request, emptyAs?: unknown) =>
-    readJsonBody(request, { maxBytes: o.maxBodyBytes, idleMs: o.idleMs, emptyAs })
+    readJsonBody(request, { maxBytes: o.maxBodyBytes, timeouts: o.timeouts, emptyAs })
 
   async function handle(request: Request, route: Route, url: URL): Promise<Response> {
     const method = request.method

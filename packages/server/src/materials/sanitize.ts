@@ -270,7 +270,35 @@ const OPTIONS: sanitizeHtml.IOptions = {
 
 /** Cleans material HTML; idempotent (cleaning the result again changes nothing). */
 export function sanitizeMaterialHtml(html: string): string {
-  return sanitizeHtml(html, OPTIONS)
+  return containPositioned(sanitizeHtml(html, OPTIONS))
+}
+
+// Exactly how sanitize-html writes this element back, so a second pass recognises it.
+const FRAME_OPEN = '<div style="position:relative;overflow:hidden">'
+const FRAME_CLOSE = '</div>'
+
+/**
+ * `position:absolute` is kept (designs place badges and ornaments with it), but a material that
+ * uses it is framed in a positioned box that clips, so nothing in it can leave its own area and
+ * cover the page or editor it is previewed or inserted in.
+ */
+function containPositioned(html: string): string {
+  if (!/position:\s*absolute/i.test(html) || isFramed(html)) return html
+  return `${FRAME_OPEN}${html}${FRAME_CLOSE}`
+}
+
+/**
+ * Whether `html` is one frame element from start to end. Sanitised output is well formed and
+ * escapes `<` in text and attributes, so counting `div` tags finds the frame's own end.
+ */
+function isFramed(html: string): boolean {
+  if (!html.startsWith(FRAME_OPEN) || !html.endsWith(FRAME_CLOSE)) return false
+  let depth = 0
+  for (const m of html.matchAll(/<(\/?)div\b/gi)) {
+    depth += m[1] ? -1 : 1
+    if (depth === 0) return m.index === html.length - FRAME_CLOSE.length
+  }
+  return false
 }
 
 /**

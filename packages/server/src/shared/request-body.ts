@@ -7,41 +7,128 @@ export function assertIdentityEncoding(request: Request): void {
     throw new UeError('UE_BODY_ENCODING')
 }
 
+/** The deadlines a request body must meet (the `http.*` config keys of the same names). */
+export interface BodyTimeouts {
+  /** No byte for this long ends the body. */
+  bodyIdleTimeoutMs: number
+  /** The whole body must arrive within this time. */
+  bodyTimeoutMs: number
+  /** After the grace time, the average rate since the start must stay at or above this (bytes/s; 0: off). */
+  minBodyRate: number
+  bodyGraceMs: number
+}
+
 /**
- * Iterates a request body, failing when a chunk does not arrive within `idleMs` (slow-body
- * guard) or when more than `maxBytes` arrive. Cancels the stream on early exit.
+ * Watches one request body: `signal` aborts, with a `UeError` as its reason, when the body
+ * stalls, crawls below the minimum rate, outlives its deadline, or the client goes away. It runs
+ * on its own timer, so it fires even while nobody is reading (a parser waiting on a slow disk or
+ * stuck on a bad part), and holds its timer strongly, so garbage collection cannot silence it.
+ */
+export class BodyWatch {
+  readonly signal: AbortSignal
+  private readonly controller = new AbortController()
+  private readonly startedAt = Date.now()
+  private lastByteAt = this.startedAt
+  private bytes = 0
+  private readonly timer: NodeJS.Timeout
+  private readonly onClientGone: () => void
+  private readonly clientGone: AbortSignal | undefined
+
+  constructor(
+    private readonly t: BodyTimeouts,
+    clientGone?: AbortSignal,
+  ) {
+    this.signal = this.controller.signal
+    const tick = Math.max(20, Math.min(1_000, t.bodyIdleTimeoutMs / 4, t.bodyGraceMs / 4))
+    this.timer = setInterval(() => this.check(), tick)
+    this.clientGone = clientGone
+    this.onClientGone = () =>
+      this.abort(new UeError('UE_BODY_INVALID', { detail: 'the client closed the connection' }))
+    if (clientGone?.aborted) this.onClientGone()
+    else clientGone?.addEventListener('abort', this.onClientGone, { once: true })
+  }
+
+  received(byteCount: number): void {
+    this.bytes += byteCount
+    this.lastByteAt = Date.now()
+  }
+
+  /** Throws the reason if the watch has fired. */
+  throwIfFired(): void {
+    if (this.signal.aborted) throw this.signal.reason
+  }
+
+  stop(): void {
+    clearInterval(this.timer)
+    this.clientGone?.removeEventListener('abort', this.onClientGone)
+  }
+
+  private check(): void {
+    const now = Date.now()
+    const elapsed = now - this.startedAt
+    if (now - this.lastByteAt >= this.t.bodyIdleTimeoutMs)
+      this.abort(new UeError('UE_BODY_TIMEOUT', { detail: 'body idle timeout' }))
+    else if (elapsed >= this.t.bodyTimeoutMs)
+      this.abort(new UeError('UE_BODY_TIMEOUT', { detail: 'body deadline' }))
+    else if (
+      this.t.minBodyRate > 0 &&
+      elapsed >= this.t.bodyGraceMs &&
+      (this.bytes * 1000) / elapsed < this.t.minBodyRate
+    )
+      this.abort(new UeError('UE_BODY_TIMEOUT', { detail: 'body below the minimum rate' }))
+  }
+
+  private abort(reason: UeError): void {
+    this.stop()
+    if (!this.signal.aborted) this.controller.abort(reason)
+  }
+}
+
+/**
+ * Iterates a request body under a byte cap, failing with the watch's reason when it fires.
+ * Cancels the stream on early exit.
  */
 export async function* readBody(
   request: Request,
-  o: { maxBytes: number; idleMs: number; tooLarge?: UeError },
+  o: { maxBytes: number; watch: BodyWatch; tooLarge?: UeError },
 ): AsyncGenerator<Uint8Array> {
   if (!request.body) return
+  if (request.bodyUsed || request.body.locked) throw new UeError('UE_BODY_CONSUMED')
   const reader = request.body.getReader()
+  const { signal } = o.watch
+  const fired = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason)
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true })
+  })
+  fired.catch(() => {})
   let total = 0
   try {
     while (true) {
-      let timer: NodeJS.Timeout | undefined
-      const idle = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new UeError('UE_BODY_INVALID', { detail: 'body idle timeout' })),
-          o.idleMs,
-        )
-      })
-      const next = await Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer))
+      const next = await Promise.race([reader.read(), fired])
       if (next.done) return
       total += next.value.byteLength
+      o.watch.received(next.value.byteLength)
       if (total > o.maxBytes) throw o.tooLarge ?? new UeError('UE_BODY_TOO_LARGE')
       yield next.value
     }
   } finally {
     reader.cancel().catch(() => {})
-    reader.releaseLock()
+    try {
+      reader.releaseLock()
+    } catch {
+      // a read still pending after the watch fired: the cancel above settles it
+    }
   }
 }
 
 /** Reads a whole (small) body into memory under a byte cap. */
-export async function readBodyBytes(request: Request, maxBytes: number, idleMs: number) {
+export async function readBodyBytes(request: Request, maxBytes: number, timeouts: BodyTimeouts) {
+  const watch = new BodyWatch(timeouts, request.signal)
   const chunks: Uint8Array[] = []
-  for await (const chunk of readBody(request, { maxBytes, idleMs })) chunks.push(chunk)
+  try {
+    for await (const chunk of readBody(request, { maxBytes, watch })) chunks.push(chunk)
+  } finally {
+    watch.stop()
+  }
   return Buffer.concat(chunks)
 }

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
+import { clientKey } from '../editor/limits.js'
 import { toNodeHandler } from '../http/node.js'
 import { createUeditorServer, type UeditorOptions, type UeditorServer } from '../server.js'
 
@@ -37,6 +38,7 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
       handle(req, res)
     },
   )
+  limitConnectionsPerClient(server, ue.config.limits.connectionsPerClient)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(cfg.port, cfg.host, () => {
@@ -68,4 +70,24 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
     return closing
   }
   return { ue, http: server, url: `http://${host}:${address.port}`, close }
+}
+
+/** Closes a new connection at once when its client address already holds `limit` of them. */
+function limitConnectionsPerClient(server: Server, limit: number): void {
+  if (limit <= 0) return
+  const open = new Map<string, number>()
+  server.on('connection', (socket: Socket) => {
+    const key = clientKey(socket.remoteAddress ?? '')
+    const count = (open.get(key) ?? 0) + 1
+    if (count > limit) {
+      socket.destroy()
+      return
+    }
+    open.set(key, count)
+    socket.once('close', () => {
+      const left = (open.get(key) ?? 1) - 1
+      if (left === 0) open.delete(key)
+      else open.set(key, left)
+    })
+  })
 }

@@ -243,9 +243,10 @@ describe('catch: remote images are captured into storage', () => {
 
   test('hosts in catcherLocalDomain are not fetched', async (t) => {
     const { srv, origin } = await setup(t, {
-      editor: { catcherLocalDomain: ['127.0.0.1', 'img.local.example'] },
+      editor: { catcherLocalDomain: ['localhost', 'img.local.example'] },
     })
-    const answer = await catchUrls(srv, [origin.url('/a.png'), 'http://img.local.example/a.png'])
+    const viaLocalhost = origin.url('/a.png').replace('127.0.0.1', 'localhost')
+    const answer = await catchUrls(srv, [viaLocalhost, 'http://img.local.example/a.png'])
     for (const entry of answer.list) {
       assert.equal(entry.code, 'UE_REMOTE_LOCAL_DOMAIN')
       assert.equal(entry.state, '本站域名的图片无需抓取')
@@ -254,12 +255,16 @@ describe('catch: remote images are captured into storage', () => {
     await assertNothingStored(srv)
   })
 
-  test('the default catcherLocalDomain keeps 127.0.0.1 and localhost out', async (t) => {
+  test('the default catcherLocalDomain keeps localhost out, but an allow-listed 127.0.0.1:port is fetched', async (t) => {
     const origin = await startOriginServer(t, images)
     const srv = await startTestServer(t, { catcher: { allowHosts: [origin.host] } })
-    const entry = await catchOne(srv, origin.url('/a.png'))
-    assert.equal(entry.code, 'UE_REMOTE_LOCAL_DOMAIN')
+    const local = await catchOne(srv, origin.url('/a.png').replace('127.0.0.1', 'localhost'))
+    assert.equal(local.code, 'UE_REMOTE_LOCAL_DOMAIN')
     assert.equal(origin.connections(), 0)
+    // The operator's explicit allow-list entry wins over the default local domain 127.0.0.1.
+    const listed = await catchOne(srv, origin.url('/a.png'))
+    assert.equal(listed.state, 'SUCCESS')
+    assert.equal(origin.connections(), 1)
   })
 
   test('the fetch sends identity encoding and a User-Agent, and no cookies or credentials', async (t) => {

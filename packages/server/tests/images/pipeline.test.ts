@@ -197,20 +197,15 @@ describe('the image pipeline', () => {
     }
   })
 
-  test('a BMP is checked and stored without the bytes appended after its bitmap', async (t) => {
-    const srv = await startTestServer(t)
-    const image = bmp(3, 2)
-    const payload = Buffer.from('<?php system($_GET[1]); ?>')
-    const { served, type, up } = await stored(
-      srv,
-      'image',
-      'upfile',
-      Buffer.concat([image, payload]),
-      'a.bmp',
-    )
-    assert.equal(type, 'image/bmp')
-    assert.equal(up.type, '.bmp')
-    assert.deepEqual(served, image)
+  test('a BMP, which cannot be re-encoded, is refused by default and even when listed', async (t) => {
+    const payload = Buffer.concat([bmp(3, 2), Buffer.from('<html><script>alert(1)</script>')])
+    const byDefault = await startTestServer(t)
+    const listed = await startTestServer(t, { editor: { imageAllowFiles: ['.png', '.bmp'] } })
+    for (const srv of [byDefault, listed]) {
+      const up = await upload(srv, 'image', 'upfile', payload, 'a.bmp')
+      assert.equal(up.code, 'UE_TYPE_NOT_ALLOWED')
+      assert.deepEqual(await srv.storedFiles(), [])
+    }
   })
 
   test('a GIF through the file action is re-encoded too', async (t) => {

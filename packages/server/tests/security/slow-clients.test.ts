@@ -77,7 +77,7 @@ describe('A35: slowloris headers and slow bodies', () => {
     for (const e of exchanges) {
       assert.equal(e.closedByServer, true)
       const answer = firstJsonBody(e.text)
-      assert.equal(answer?.code, 'UE_BODY_INVALID', e.text.slice(0, 300))
+      assert.equal(answer?.code, 'UE_BODY_TIMEOUT', e.text.slice(0, 300))
     }
     await assertUnchanged(srv, before)
     await assertStillServes(srv)

@@ -25,14 +25,14 @@ export async function handleBase64(ctx: ActionContext, rule: UploadRule): Promis
           fieldNames: rule.fieldNames,
           maxSize: rule.maxSize,
           maxFields: config.uploads.maxFields,
-          idleMs: config.http.bodyIdleTimeoutMs,
+          timeouts: config.http,
         })
       : await spool.write(
           Readable.from([await readBase64Field(ctx, rule)]),
           rule.maxSize,
           'scrawl.png',
         )
-    const entry = await storeTempFile(ctx.deps, file, rule, '.png')
+    const entry = await storeTempFile(ctx, file, rule, '.png')
     return uploadResult(config.publicUrl, entry)
   } finally {
     await spool.dispose()
@@ -45,7 +45,7 @@ async function readBase64Field(ctx: ActionContext, rule: UploadRule): Promise<Bu
   const maxBytes = Math.ceil(base64Length * 1.25) + 64 * 1024
   const form = await readUrlEncodedForm(ctx.request, {
     maxBytes,
-    idleMs: ctx.deps.config.http.bodyIdleTimeoutMs,
+    timeouts: ctx.deps.config.http,
   }).catch((e: unknown) => {
     throw e instanceof UeError && e.code === 'UE_BODY_TOO_LARGE'
       ? new UeError('UE_FILE_TOO_LARGE')

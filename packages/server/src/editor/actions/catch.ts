@@ -3,6 +3,7 @@ import { formValues, readUrlEncodedForm } from '../../ingest/form.js'
 import { bareHostname, parseRemoteUrl } from '../../ingest/remote/guard.js'
 import { sniffAllowedExtension } from '../../ingest/sniff.js'
 import { createSpool, type Spool } from '../../ingest/temp-file.js'
+import { deadline } from '../../shared/deadline.js'
 import { isUeError, UeError, type UeErrorCode } from '../../shared/errors.js'
 import { messageFor } from '../../shared/messages.js'
 import type { CatchRule } from '../action-table.js'
@@ -48,17 +49,22 @@ export async function handleCatch(ctx: ActionContext, rule: CatchRule): Promise<
   const { config } = ctx.deps
   const sources = await readSources(ctx, rule)
   const { maxSources, concurrency, requestTimeoutMs } = config.catcher
-  const signal = AbortSignal.any([AbortSignal.timeout(requestTimeoutMs), ctx.request.signal])
+  const limit = deadline(
+    requestTimeoutMs,
+    () => new UeError('UE_REMOTE_FAILED', { detail: 'request deadline' }),
+    ctx.request.signal,
+  )
   const spool = await createSpool(config.uploads.tempDir)
   try {
     const fetched = await mapBounded(sources.slice(0, maxSources), concurrency, (source) =>
-      catchOne(ctx, rule, spool, source, signal),
+      catchOne(ctx, rule, spool, source, limit.signal),
     )
     const refused = sources
       .slice(maxSources)
       .map((source) => failedEntry(config, source, new UeError('UE_REMOTE_TOO_MANY')))
     return { state: 'SUCCESS', list: [...fetched, ...refused] }
   } finally {
+    limit.dispose()
     await spool.dispose()
   }
 }
@@ -80,7 +86,7 @@ async function readSources(ctx: ActionContext, rule: CatchRule): Promise<string[
   if (ctx.request.method === 'GET') return sourcesFrom(ctx.url.searchParams, rule)
   const form = await readUrlEncodedForm(ctx.request, {
     maxBytes: MAX_FORM_BYTES,
-    idleMs: ctx.deps.config.http.bodyIdleTimeoutMs,
+    timeouts: ctx.deps.config.http,
   })
   return sourcesFrom(form, rule)
 }
@@ -100,7 +106,8 @@ async function catchOne(
   try {
     if (signal.aborted) throw new UeError('UE_REMOTE_FAILED', { detail: 'request deadline' })
     const url = parseRemoteUrl(source)
-    if (isLocalDomain(url, rule.localDomains)) throw new UeError('UE_REMOTE_LOCAL_DOMAIN')
+    if (!remote.isAllowListed(url) && isLocalDomain(url, rule.localDomains))
+      throw new UeError('UE_REMOTE_LOCAL_DOMAIN')
     const file = await remote.fetchImage(url, {
       spool,
       maxBytes: rule.maxSize,
@@ -109,7 +116,7 @@ async function catchOne(
     })
     try {
       const ext = await sniffRasterExtension(file.path, rule.allowFiles)
-      const entry = await storeTempFile(ctx.deps, file, rule, ext)
+      const entry = await storeTempFile(ctx, file, rule, ext)
       return { state: 'SUCCESS', ...storedFields(config.publicUrl, entry), source }
     } finally {
       await file.dispose()

@@ -15,9 +15,9 @@ export async function handleUpload(ctx: ActionContext, rule: UploadRule): Promis
       fieldNames: rule.fieldNames,
       maxSize: rule.maxSize,
       maxFields: config.uploads.maxFields,
-      idleMs: config.http.bodyIdleTimeoutMs,
+      timeouts: config.http,
     })
-    const entry = await storeTempFile(ctx.deps, file, rule, claimedExtension(file.originalName))
+    const entry = await storeTempFile(ctx, file, rule, claimedExtension(file.originalName))
     return uploadResult(config.publicUrl, entry)
   } finally {
     await spool.dispose()

@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises'
 import type { Socket } from 'node:net'
 import type { Readable } from 'node:stream'
 import { Agent, buildConnector, request } from 'undici'
+import { deadline } from '../../shared/deadline.js'
 import { isUeError, UeError } from '../../shared/errors.js'
 import type { Spool, TempFile } from '../temp-file.js'
 import {
@@ -11,6 +12,7 @@ import {
   isIpLiteral,
   parseRemoteUrl,
 } from './guard.js'
+import { skipInterimResponses } from './interim.js'
 
 export interface ResolvedAddress {
   address: string
@@ -65,6 +67,11 @@ export interface RemoteFetcher {
    * UE_REMOTE_FAILED (anything else that went wrong on the way) or UE_FILE_TOO_LARGE.
    */
   fetchImage(url: URL, o: FetchImageOptions): Promise<TempFile>
+  /**
+   * Whether the URL's host is listed in `catcher.allowHosts`: an operator's explicit choice,
+   * which also overrides `catcherLocalDomain`.
+   */
+  isAllowListed(url: URL): boolean
   close(): Promise<void>
 }
 
@@ -84,8 +91,19 @@ export function createRemoteFetcher(o: RemoteFetcherOptions): RemoteFetcher {
   })
 
   async function fetchImage(url: URL, f: FetchImageOptions): Promise<TempFile> {
-    const deadline = AbortSignal.timeout(o.timeoutMs)
-    const signal = f.signal ? AbortSignal.any([deadline, f.signal]) : deadline
+    const limit = deadline(
+      o.timeoutMs,
+      () => new UeError('UE_REMOTE_FAILED', { detail: 'source deadline' }),
+      f.signal,
+    )
+    try {
+      return await fetchHops(url, f, limit.signal)
+    } finally {
+      limit.dispose()
+    }
+  }
+
+  async function fetchHops(url: URL, f: FetchImageOptions, signal: AbortSignal): Promise<TempFile> {
     let current = url
     for (let hop = 0; ; hop++) {
       const response = await request(current, {
@@ -127,6 +145,11 @@ export function createRemoteFetcher(o: RemoteFetcherOptions): RemoteFetcher {
 
   return {
     fetchImage,
+    isAllowListed: (url) =>
+      policy.isAllowListed(
+        bareHostname(url.hostname),
+        Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+      ),
     close: () => agent.close(),
   }
 }
@@ -202,7 +225,7 @@ function guardedConnector(
       o.connectTimeoutMs,
     )
     checkedDial(opts, policy, lookup, dial).then(
-      (socket) => finish(null, socket),
+      (socket) => finish(null, skipInterimResponses(socket)),
       (e: unknown) => finish(e instanceof Error ? e : new UeError('UE_REMOTE_FAILED')),
     )
   }

@@ -59,6 +59,8 @@ interface AllowedHost {
 export interface AddressPolicy {
   /** Whether `address` may be dialled for a connection to `hostname:port`. */
   allows(address: string, hostname: string, port: number): boolean
+  /** Whether the operator listed this host (or host:port) in `catcher.allowHosts`. */
+  isAllowListed(hostname: string, port: number): boolean
 }
 
 export function createAddressPolicy(allowHosts: readonly string[]): AddressPolicy {
@@ -69,6 +71,7 @@ export function createAddressPolicy(allowHosts: readonly string[]): AddressPolic
   }
   return {
     allows: (address, hostname, port) => isAllowListed(hostname, port) || isPublicAddress(address),
+    isAllowListed,
   }
 }
 
