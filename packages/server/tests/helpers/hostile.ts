@@ -125,7 +125,7 @@ export interface RawExchange {
  * answer until the server closes the connection, or `maxMs` has passed (then it is destroyed).
  */
 export function rawExchange(
-  srv: TestServer,
+  srv: { url: string },
   chunks: (string | Buffer)[],
   o: { gapMs?: number; maxMs?: number; localAddress?: string } = {},
 ): Promise<RawExchange> {

@@ -118,6 +118,23 @@ export async function startOriginServer(
         res.writeHead(302, { Location: url.searchParams.get('url') ?? '/' })
         res.end()
         return
+      case '/continue.png':
+        // Interim answers the client never asked for: clients must skip them.
+        res.writeContinue()
+        res.writeEarlyHints({ link: '</a.png>; rel=preload' })
+        return send('image/png', images.png)
+      case '/drip.png': {
+        // One byte a second for ever: never idle for long, never done.
+        res.writeHead(200, { 'Content-Type': 'image/png' })
+        let at = 0
+        const drip = setInterval(() => {
+          if (res.destroyed) return clearInterval(drip)
+          res.write(images.png.subarray(at % images.png.length, (at % images.png.length) + 1))
+          at++
+        }, 1_000)
+        res.once('close', () => clearInterval(drip))
+        return
+      }
       case '/slow.png':
         res.writeHead(200, { 'Content-Type': 'image/png' })
         res.write(images.png.subarray(0, 16))

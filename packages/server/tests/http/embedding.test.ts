@@ -7,24 +7,8 @@ import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import { createUeditorServer, toNodeHandler, type UeditorServer } from '../../src/index.js'
 import { blob, MP4, png } from '../helpers/fixtures.js'
+import { hostApp } from '../helpers/host-app.js'
 import { startTestServer } from '../helpers/start-server.js'
-
-/** A host app on 127.0.0.1:0 around an embedded server; both closed after the test. */
-async function hostApp(
-  t: TestContext,
-  listener: (ue: UeditorServer) => RequestListener,
-): Promise<string> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-embed-'))
-  const ue = await createUeditorServer({ env: {}, config: { dataDir, logLevel: 'silent' } })
-  const app = createServer(listener(ue))
-  await new Promise<void>((r) => app.listen(0, '127.0.0.1', r))
-  t.after(async () => {
-    await new Promise((r) => app.close(r))
-    await ue.close()
-    await rm(dataDir, { recursive: true, force: true })
-  })
-  return `http://127.0.0.1:${(app.address() as AddressInfo).port}`
-}
 
 test('the editor handler mounted at any path of a host app routes on ?action= alone', async (t) => {
   const base = await hostApp(t, (ue) => {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { request } from 'node:http'
 import { describe, test } from 'node:test'
 import { clientKey } from '../../src/editor/limits.js'
 import { png } from '../helpers/fixtures.js'
@@ -11,6 +10,7 @@ import {
   rawExchange,
 } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
+import { uploadFrom } from '../helpers/post-from.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
 
 function imageUpload(srv: TestServer, scrawl = false) {
@@ -25,32 +25,8 @@ function imageUpload(srv: TestServer, scrawl = false) {
   return postBody(srv, 'image', body, contentType)
 }
 
-/** An upload sent from another loopback address (the whole of 127/8 is local on Linux). */
-function uploadFrom(
-  srv: TestServer,
-  localAddress: string,
-): Promise<{ state: string; code?: string }> {
-  const { body, contentType } = multipartBody([{ name: 'upfile', filename: 'a.png', value: png() }])
-  const url = new URL(srv.action('image'))
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: url.port,
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        localAddress,
-        headers: { 'Content-Type': contentType, 'Content-Length': body.length },
-      },
-      (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c) => chunks.push(c))
-        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))))
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
+function pngFrom(srv: TestServer, localAddress: string) {
+  return uploadFrom(srv, localAddress, [{ name: 'upfile', filename: 'a.png', value: png() }])
 }
 
 describe('A36: upload floods and disk exhaustion', () => {
@@ -64,7 +40,7 @@ describe('A36: upload floods and disk exhaustion', () => {
     assert.equal((await srv.storedFiles()).length, stored)
     // Reads are not uploads: listings and config still answer.
     assert.equal((await (await fetch(srv.action('listImage'))).json()).total, 3)
-    const other = await uploadFrom(srv, '127.0.0.2')
+    const other = await pngFrom(srv, '127.0.0.2')
     assert.equal(other.state, 'SUCCESS', JSON.stringify(other))
   })
 
