@@ -241,6 +241,13 @@ describe('catch: remote images are captured into storage', () => {
     assert.ok(peak >= 1 && peak <= 2, `peak ${peak}`)
   })
 
+  test('a source that sends 100 Continue and 103 Early Hints before its answer is captured', async (t) => {
+    const { srv, origin } = await setup(t)
+    const entry = await catchOne(srv, origin.url('/continue.png'))
+    assert.equal(entry.state, 'SUCCESS', JSON.stringify(entry))
+    await servedImage(srv, entry, 'png')
+  })
+
   test('hosts in catcherLocalDomain are not fetched', async (t) => {
     const { srv, origin } = await setup(t, {
       editor: { catcherLocalDomain: ['localhost', 'img.local.example'] },
