@@ -3,7 +3,8 @@
  * spelling. The spec's defaults (spec §2.1) are used where it gives them; where it does not, the
  * values are the original `config.json`'s, made safe (no SVG/HTML/XML/SWF in any allow-list).
  */
-const IMAGE_EXTS = ['.png', '.jpg', '.jpeg', '.gif', '.bmp']
+// Every format the image pipeline (images/sharp.ts) checks and re-encodes.
+const IMAGE_EXTS = ['.png', '.jpg', '.jpeg', '.gif', '.bmp', '.webp', '.avif']
 const VIDEO_EXTS = [
   '.mp4',
   '.m4v',
@@ -35,7 +36,7 @@ const DOCUMENT_EXTS = [
   '.gz',
   '.tar',
 ]
-const FILE_EXTS = [...IMAGE_EXTS, '.webp', ...VIDEO_EXTS, ...AUDIO_EXTS, ...DOCUMENT_EXTS]
+const FILE_EXTS = [...IMAGE_EXTS, ...VIDEO_EXTS, ...AUDIO_EXTS, ...DOCUMENT_EXTS]
 
 export const EDITOR_DEFAULTS = {
   imageActionName: 'image',
@@ -93,18 +94,13 @@ export const EDITOR_DEFAULTS = {
   imageManagerListSize: 20,
   imageManagerUrlPrefix: '',
   imageManagerInsertAlign: 'none',
-  imageManagerAllowFiles: [...IMAGE_EXTS, '.webp'],
+  imageManagerAllowFiles: IMAGE_EXTS,
 
   fileManagerActionName: 'listFile',
   fileManagerUrlPrefix: '',
   fileManagerListSize: 20,
   fileManagerAllowFiles: FILE_EXTS,
 
-  formulaConfig: {
-    imageUrlTemplate: 'https://r.latexeasy.com/image.svg?{}',
-    editorMode: 'live',
-    editorLiveServer: 'https://latexeasy.com',
-  },
   toolbarShows: {},
   shortcutMenuShows: {},
 }
