@@ -139,7 +139,8 @@ export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
     const svg = errorSvg(messageFor(o.locale, code))
     const status = CODES[code].status
     const png = type === 'png' ? await rasterise(svg) : null
-    const cacheControl = code === 'UE_FORMULA_INVALID' || code === 'UE_FORMULA_TOO_LONG' ? A_DAY : 'no-store'
+    const cacheControl =
+      code === 'UE_FORMULA_INVALID' || code === 'UE_FORMULA_TOO_LONG' ? A_DAY : 'no-store'
     const keep = code === 'UE_FORMULA_INVALID'
     if (png) return { status, body: png, type, etag: etagOf(png), code, cacheControl, keep }
     return svgAnswer(status, svg, cacheControl, keep, code)
@@ -147,7 +148,11 @@ export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
 
   const handler: FetchHandler = async (request) => {
     const url = new URL(request.url)
-    const type = url.pathname.endsWith('.svg') ? 'svg' : url.pathname.endsWith('.png') ? 'png' : null
+    const type = url.pathname.endsWith('.svg')
+      ? 'svg'
+      : url.pathname.endsWith('.png')
+        ? 'png'
+        : null
     if (!type) return plain(404, 'Not found')
     if (request.method !== 'GET' && request.method !== 'HEAD')
       return plain(405, 'Method not allowed', { Allow: 'GET, HEAD' })

@@ -110,7 +110,11 @@ export function createTexRenderer(limits: TexLimits): (tex: string) => Promise<T
     },
   })
   // One picture per formula: no automatic breaking of inline math into several <svg> pieces.
-  const svg = new SVG({ fontData: MathJaxNewcmFont, fontCache: 'local', linebreaks: { inline: false } })
+  const svg = new SVG({
+    fontData: MathJaxNewcmFont,
+    fontCache: 'local',
+    linebreaks: { inline: false },
+  })
   const doc = mathjax.document('', { InputJax: tex, OutputJax: svg })
 
   return async (input) => {

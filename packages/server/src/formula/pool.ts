@@ -93,7 +93,9 @@ export function createRenderPool(o: RenderPoolOptions): RenderPool {
       if ('failed' in msg) current.job.done({ kind: 'failed', message: msg.failed })
       else if ('refused' in msg)
         current.job.done(
-          msg.refused === 'unsafe' ? { kind: 'unsafe', detail: msg.detail } : { kind: 'too-complex' },
+          msg.refused === 'unsafe'
+            ? { kind: 'unsafe', detail: msg.detail }
+            : { kind: 'too-complex' },
         )
       else if (msg.ok) current.job.done({ kind: 'svg', svg: msg.svg })
       else current.job.done({ kind: 'tex-error', message: msg.message, svg: msg.svg })
