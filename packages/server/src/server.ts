@@ -7,6 +7,7 @@ import type { MetadataStore } from './db/types.js'
 import { buildActionTable } from './editor/action-table.js'
 import { createEditorHandler } from './editor/dispatch.js'
 import { jsonResponse } from './editor/respond.js'
+import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
 import { withCors } from './http/cors.js'
 import { type NodeHandler, toNodeHandler } from './http/node.js'
@@ -49,6 +50,12 @@ export interface UeditorServer {
    * (`…/categories`, `…/materials`, `…/admin/…`), so it can be mounted at any path.
    */
   readonly materials: FetchHandler
+  /**
+   * The TeX formula renderer: `….svg?<URL-encoded TeX>` or `….png?…` (routes on the ending, so
+   * it can be mounted at any path); `stats()` counts renders and cache hits. Null when
+   * `formula.enabled` is false.
+   */
+  readonly formula: FormulaHandler | null
   /** Everything by path, as the standalone server serves it. */
   readonly fetch: FetchHandler
   /** `fetch` as a node:http request listener. */
@@ -113,6 +120,11 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     return jsonResponse({ status: 'ok' })
   }
 
+  const { enabled: formulaOn, path: formulaPath, ...formulaOptions } = config.formula
+  const formula = formulaOn
+    ? createFormulaHandler({ ...formulaOptions, locale: config.locale, log })
+    : null
+
   const editorPath = config.routes.editor
   const filesPrefix = `${config.routes.files}/`
   const materialsPrefix = `${config.routes.materials.replace(/\/+$/, '')}/`
@@ -125,6 +137,8 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       if (pathname === editorPath || pathname === `${editorPath}/`) return await editor(request)
       if (pathname.startsWith(filesPrefix)) return await files(request)
       if (pathname === '/healthz') return await health(request)
+      if (formula && (pathname === `${formulaPath}.svg` || pathname === `${formulaPath}.png`))
+        return await formula(request)
       if (pathname.startsWith(materialsPrefix)) return await mountedMaterials(request)
       return jsonResponse({ error: { code: 'UE_NOT_FOUND', message: 'Not found' } }, 404)
     } catch (err) {
@@ -139,11 +153,13 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     editor,
     files,
     materials,
+    formula,
     fetch,
     node: toNodeHandler(fetch),
     async close() {
       if (closed) return
       closed = true
+      await formula?.close()
       await remote.close()
       await store.close()
       await storage.close?.()

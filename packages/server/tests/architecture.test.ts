@@ -18,6 +18,7 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   http: ['shared', 'storage'],
   editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images'],
   materials: ['shared', 'config', 'db'],
+  formula: ['shared', 'images'],
 }
 const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'better-sqlite3': ['db/open.ts'],
@@ -25,7 +26,10 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   '@aws-sdk/client-s3': ['storage/s3.ts'],
   '@fastify/busboy': ['ingest/multipart.ts'],
   'file-type': ['ingest/sniff.ts'],
-  sharp: ['images/sharp.ts'],
+  sharp: ['images/sharp.ts', 'images/svg-raster.ts'],
+  '@mathjax/src': ['formula/mathjax.ts'],
+  '@mathjax/mathjax-newcm-font': ['formula/mathjax.ts'],
+  'lru-cache': ['formula/handler.ts'],
   undici: ['ingest/remote/fetch-image.ts'],
   kysely: ['db/'],
   zod: ['config/', 'materials/'],

@@ -3,9 +3,10 @@
  * spelling. The spec's defaults (spec §2.1) are used where it gives them; where it does not, the
  * values are the original `config.json`'s, made safe (no SVG/HTML/XML/SWF in any allow-list).
  */
-// No `.bmp`: the image pipeline cannot decode and re-encode it, so its bytes would be stored as
-// sent (an HTML page or a ZIP can ride in a BMP). Files stored before this are still listed.
-const IMAGE_EXTS = ['.png', '.jpg', '.jpeg', '.gif']
+// Every format the image pipeline (images/sharp.ts) checks and re-encodes. No `.bmp`: the
+// pipeline cannot decode it, so its bytes would be stored as sent (an HTML page or a ZIP can
+// ride in a BMP).
+const IMAGE_EXTS = ['.png', '.jpg', '.jpeg', '.gif', '.webp', '.avif']
 const VIDEO_EXTS = [
   '.mp4',
   '.m4v',
@@ -37,7 +38,7 @@ const DOCUMENT_EXTS = [
   '.gz',
   '.tar',
 ]
-const FILE_EXTS = [...IMAGE_EXTS, '.webp', ...VIDEO_EXTS, ...AUDIO_EXTS, ...DOCUMENT_EXTS]
+const FILE_EXTS = [...IMAGE_EXTS, ...VIDEO_EXTS, ...AUDIO_EXTS, ...DOCUMENT_EXTS]
 
 export const EDITOR_DEFAULTS = {
   imageActionName: 'image',
@@ -95,18 +96,14 @@ export const EDITOR_DEFAULTS = {
   imageManagerListSize: 20,
   imageManagerUrlPrefix: '',
   imageManagerInsertAlign: 'none',
-  imageManagerAllowFiles: [...IMAGE_EXTS, '.webp', '.bmp'],
+  // `.bmp` files stored before BMP uploads were refused are still listed.
+  imageManagerAllowFiles: [...IMAGE_EXTS, '.bmp'],
 
   fileManagerActionName: 'listFile',
   fileManagerUrlPrefix: '',
   fileManagerListSize: 20,
   fileManagerAllowFiles: FILE_EXTS,
 
-  formulaConfig: {
-    imageUrlTemplate: 'https://r.latexeasy.com/image.svg?{}',
-    editorMode: 'live',
-    editorLiveServer: 'https://latexeasy.com',
-  },
   toolbarShows: {},
   shortcutMenuShows: {},
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { UeError } from '../shared/errors.js'
+import { withFormulaRenderer } from './formula-url.js'
 import { ACTIVE_CONTENT_EXTS, type ParsedServerConfig, ServerConfigSchema } from './schema.js'
 
 /** The validated config with every derived path and URL filled in. */
@@ -299,6 +300,24 @@ export const ENV_VARS: readonly EnvVar[] = [
     kind: 'int',
     help: 'open connections per client address',
   },
+  {
+    name: 'UEDITOR_FORMULA_ENABLED',
+    paths: one('formula', 'enabled'),
+    kind: 'bool',
+    help: 'serve the TeX formula renderer',
+  },
+  {
+    name: 'UEDITOR_FORMULA_TIMEOUT_MS',
+    paths: one('formula', 'timeoutMs'),
+    kind: 'int',
+    help: 'time budget of one formula render',
+  },
+  {
+    name: 'UEDITOR_FORMULA_WORKERS',
+    paths: one('formula', 'workers'),
+    kind: 'int',
+    help: 'formula render worker threads',
+  },
 ]
 
 export interface LoadOptions {
@@ -372,7 +391,7 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
         ? { driver: 'sqlite', file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') }
         : cfg.index,
     uploads: { ...cfg.uploads, tempDir: resolve(dataDir, cfg.uploads.tempDir ?? 'tmp') },
-    editor: withStoredImageExts(cfg.editor, cfg.images),
+    editor: withFormulaRenderer(withStoredImageExts(cfg.editor, cfg.images), cfg),
     images: cfg.images.watermark
       ? {
           ...cfg.images,

@@ -161,13 +161,15 @@ export const EditorConfigSchema = z
     fileManagerListSize: z.number().int().min(1).max(100).default(D.fileManagerListSize),
     fileManagerAllowFiles: extList.default(D.fileManagerAllowFiles),
 
+    // Only what is set here (or the renderer's URL, see formula.enabled) reaches the browser,
+    // so the page's own formulaConfig keeps every key the server leaves alone.
     formulaConfig: z
       .looseObject({
-        imageUrlTemplate: z.string().includes('{}').default(D.formulaConfig.imageUrlTemplate),
-        editorMode: z.enum(['live', 'plain']).default('live'),
-        editorLiveServer: z.string().default(D.formulaConfig.editorLiveServer),
+        imageUrlTemplate: z.string().max(2048).includes('{}').optional(),
+        editorMode: z.enum(['live', 'plain']).optional(),
+        editorLiveServer: z.string().max(2048).optional(),
       })
-      .prefault({}),
+      .optional(),
     toolbarShows: z.record(z.string(), z.boolean()).default({}),
     shortcutMenuShows: z.record(z.string(), z.boolean()).default({}),
   })
@@ -364,6 +366,29 @@ export const ServerConfigSchema = z.strictObject({
       seed: z.boolean().default(true),
       /** Largest JSON request body. */
       maxBodyBytes: z.number().int().min(1024).max(16_777_216).default(262_144),
+    })
+    .prefault({}),
+  /** The TeX formula renderer behind `<path>.svg?<TeX>` and `.png` (docs/formula.md). */
+  formula: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      path: absolutePath.default('/formula'),
+      /** Longest formula, in characters. */
+      maxLength: z.number().int().min(16).max(100_000).default(2000),
+      /** Macro substitutions per formula (stops \def loops). */
+      maxMacros: z.number().int().min(1).max(100_000).default(500),
+      /** Largest input after macro expansion, in characters. */
+      maxBuffer: z.number().int().min(256).max(1_000_000).default(20_000),
+      /** Time one render may take; the worker is ended after it. */
+      timeoutMs: z.number().int().min(50).max(60_000).default(3000),
+      workers: z.number().int().min(1).max(16).default(2),
+      maxQueue: z.number().int().min(0).max(10_000).default(64),
+      /** Heap of one render worker, in MiB. */
+      memoryMb: z.number().int().min(32).max(4096).default(256),
+      /** Rendered images kept in memory, in bytes. */
+      cacheBytes: z.number().int().min(0).max(4_294_967_296).default(33_554_432),
+      /** PNG pixels per SVG pixel, each way. */
+      pngScale: z.number().min(0.5).max(4).default(2),
     })
     .prefault({}),
   /** Upload flood guards (security.md A36), per client address. */

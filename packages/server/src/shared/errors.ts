@@ -41,6 +41,10 @@ export const CODES = {
   UE_CALLBACK_INVALID: { status: 400 },
   UE_CONFIG_INVALID: { status: 500 },
   UE_SHUTTING_DOWN: { status: 503 },
+  UE_FORMULA_INVALID: { status: 400 },
+  UE_FORMULA_TOO_LONG: { status: 414 },
+  UE_FORMULA_TOO_COMPLEX: { status: 422 },
+  UE_FORMULA_BUSY: { status: 503 },
   UE_INTERNAL: { status: 500 },
 } as const satisfies Record<string, { status: number }>
 

@@ -42,6 +42,10 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_CALLBACK_INVALID: 'callback参数不合法',
     UE_CONFIG_INVALID: '配置文件初始化失败',
     UE_SHUTTING_DOWN: '服务器正在关闭，请稍后重试',
+    UE_FORMULA_INVALID: '公式有误',
+    UE_FORMULA_TOO_LONG: '公式过长',
+    UE_FORMULA_TOO_COMPLEX: '公式过于复杂，无法渲染',
+    UE_FORMULA_BUSY: '公式渲染繁忙，请稍后重试',
     UE_INTERNAL: '未知错误',
   },
   en: {
@@ -82,6 +86,10 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_CALLBACK_INVALID: 'Invalid callback parameter',
     UE_CONFIG_INVALID: 'The server configuration is invalid',
     UE_SHUTTING_DOWN: 'The server is shutting down, please retry',
+    UE_FORMULA_INVALID: 'The formula is not valid TeX',
+    UE_FORMULA_TOO_LONG: 'The formula is too long',
+    UE_FORMULA_TOO_COMPLEX: 'The formula is too complex to render',
+    UE_FORMULA_BUSY: 'The formula renderer is busy, please retry',
     UE_INTERNAL: 'Unknown error',
   },
 }

@@ -1,0 +1,235 @@
+import { createHash } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
+import { svgToPng } from '../images/svg-raster.js'
+import { CODES, type UeErrorCode } from '../shared/errors.js'
+import { type Locale, messageFor } from '../shared/messages.js'
+import type { FetchHandler, Logger } from '../shared/types.js'
+import { errorSvg } from './error-svg.js'
+import { createRenderPool, type RenderOutcome } from './pool.js'
+
+export interface FormulaOptions {
+  locale: Locale
+  /** Longest TeX accepted, in characters after URL decoding. */
+  maxLength: number
+  maxMacros: number
+  maxBuffer: number
+  timeoutMs: number
+  workers: number
+  maxQueue: number
+  memoryMb: number
+  /** Bytes of rendered images kept in memory. */
+  cacheBytes: number
+  /** PNG size relative to the SVG's own (2: twice as many pixels each way). */
+  pngScale: number
+  log: Logger
+}
+
+export interface FormulaStats {
+  /** Renders a worker finished or abandoned (cache hits do not count). */
+  renders: number
+  /** Answers served from the in-memory cache. */
+  cacheHits: number
+  overruns: number
+}
+
+export type FormulaHandler = FetchHandler & {
+  stats(): FormulaStats
+  close(): Promise<void>
+}
+
+interface Answer {
+  status: number
+  body: Uint8Array
+  type: 'svg' | 'png'
+  etag: string
+  code?: UeErrorCode
+  cacheControl: string
+  /** Kept in the LRU: true for renders and TeX errors, false for refusals that depend on load. */
+  keep: boolean
+}
+
+const IMMUTABLE = 'public, max-age=31536000, immutable'
+// A TeX error may become valid when the server gains a package: browsers re-ask after a day.
+const A_DAY = 'public, max-age=86400'
+const MAX_PNG_PIXELS = 16_000_000
+// MathJax lays the SVG out in ex; librsvg takes 1ex as half of its 12pt default font,
+// so 96 dpi draws it at its size in a browser with a 16 px font. (Approximate.)
+const BASE_DENSITY = 96
+
+/**
+ * `GET <path>.svg?<URL-encoded TeX>` (and `.png`): TeX rendered on this server, so no formula
+ * and no reader's address goes to a third party. Bounded by length, MathJax's macro and buffer
+ * limits, a per-render deadline in a worker thread, a queue cap and an LRU of finished answers.
+ */
+export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
+  const pool = createRenderPool({
+    workers: o.workers,
+    timeoutMs: o.timeoutMs,
+    maxQueue: o.maxQueue,
+    memoryMb: o.memoryMb,
+    limits: { maxMacros: o.maxMacros, maxBuffer: o.maxBuffer },
+  })
+  const cache = new LRUCache<string, Answer>({
+    maxSize: o.cacheBytes,
+    sizeCalculation: (a) => Math.max(1, a.body.byteLength),
+  })
+  const inflight = new Map<string, Promise<Answer>>()
+  let cacheHits = 0
+
+  async function answerFor(type: 'svg' | 'png', tex: string): Promise<Answer> {
+    const key = `${type}\n${tex}`
+    const cached = cache.get(key)
+    if (cached) {
+      cacheHits++
+      return cached
+    }
+    let pending = inflight.get(key)
+    if (!pending) {
+      pending = (type === 'svg' ? renderSvg(tex) : renderPng(tex)).finally(() =>
+        inflight.delete(key),
+      )
+      inflight.set(key, pending)
+    }
+    const answer = await pending
+    if (answer.keep) cache.set(key, answer)
+    return answer
+  }
+
+  async function renderSvg(tex: string): Promise<Answer> {
+    const outcome: RenderOutcome = await pool.render(tex)
+    switch (outcome.kind) {
+      case 'svg':
+        return svgAnswer(200, outcome.svg, IMMUTABLE, true)
+      case 'tex-error':
+        return svgAnswer(400, outcome.svg, A_DAY, true, 'UE_FORMULA_INVALID')
+      case 'unsafe':
+        o.log.debug({ detail: outcome.detail }, 'formula refused')
+        return refusal('svg', 'UE_FORMULA_INVALID')
+      case 'too-complex':
+        return refusal('svg', 'UE_FORMULA_TOO_COMPLEX')
+      case 'busy':
+        return refusal('svg', 'UE_FORMULA_BUSY')
+      default:
+        o.log.error({ detail: outcome.message }, 'formula render failed')
+        return refusal('svg', 'UE_INTERNAL')
+    }
+  }
+
+  async function renderPng(tex: string): Promise<Answer> {
+    const svg = await answerFor('svg', tex)
+    const png = await rasterise(new TextDecoder().decode(svg.body))
+    if (!png) return refusal('png', 'UE_FORMULA_TOO_COMPLEX')
+    return { ...svg, type: 'png', body: png, etag: etagOf(png) }
+  }
+
+  async function rasterise(svg: string): Promise<Uint8Array | null> {
+    try {
+      return await svgToPng(svg, {
+        density: BASE_DENSITY * o.pngScale,
+        maxPixels: MAX_PNG_PIXELS,
+        timeoutSeconds: Math.max(1, Math.ceil(o.timeoutMs / 1000)),
+      })
+    } catch (err) {
+      o.log.warn({ err }, 'formula PNG not drawn')
+      return null
+    }
+  }
+
+  async function refusal(type: 'svg' | 'png', code: UeErrorCode): Promise<Answer> {
+    const svg = errorSvg(messageFor(o.locale, code))
+    const status = CODES[code].status
+    const png = type === 'png' ? await rasterise(svg) : null
+    const cacheControl =
+      code === 'UE_FORMULA_INVALID' || code === 'UE_FORMULA_TOO_LONG' ? A_DAY : 'no-store'
+    const keep = code === 'UE_FORMULA_INVALID'
+    if (png) return { status, body: png, type, etag: etagOf(png), code, cacheControl, keep }
+    return svgAnswer(status, svg, cacheControl, keep, code)
+  }
+
+  const handler: FetchHandler = async (request) => {
+    const url = new URL(request.url)
+    const type = url.pathname.endsWith('.svg')
+      ? 'svg'
+      : url.pathname.endsWith('.png')
+        ? 'png'
+        : null
+    if (!type) return plain(404, 'Not found')
+    if (request.method !== 'GET' && request.method !== 'HEAD')
+      return plain(405, 'Method not allowed', { Allow: 'GET, HEAD' })
+    const raw = url.search.slice(1)
+    let answer: Answer
+    // Each character is at most 12 URL-encoded bytes (a 4-byte UTF-8 sequence): cheap pre-check.
+    if (raw.length > o.maxLength * 12) answer = await refusal(type, 'UE_FORMULA_TOO_LONG')
+    else {
+      const tex = decode(raw)
+      if (tex === null || tex.trim() === '') answer = await refusal(type, 'UE_FORMULA_INVALID')
+      else if ([...tex].length > o.maxLength) answer = await refusal(type, 'UE_FORMULA_TOO_LONG')
+      else answer = await answerFor(type, tex.trim())
+    }
+    return respond(request, answer)
+  }
+
+  return Object.assign(handler, {
+    stats: (): FormulaStats => ({
+      renders: pool.stats.renders + pool.stats.overruns,
+      cacheHits,
+      overruns: pool.stats.overruns,
+    }),
+    close: () => pool.close(),
+  })
+}
+
+function decode(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return null
+  }
+}
+
+function svgAnswer(
+  status: number,
+  svg: string,
+  cacheControl: string,
+  keep: boolean,
+  code?: UeErrorCode,
+): Answer {
+  const body = new TextEncoder().encode(svg)
+  const answer: Answer = { status, body, type: 'svg', etag: etagOf(body), cacheControl, keep }
+  if (code) answer.code = code
+  return answer
+}
+
+function etagOf(body: Uint8Array): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
+}
+
+function respond(request: Request, a: Answer): Response {
+  const headers = new Headers({
+    'Content-Type': a.type === 'svg' ? 'image/svg+xml; charset=utf-8' : 'image/png',
+    'X-Content-Type-Options': 'nosniff',
+    // The SVG's own <style> (error colours, table rules) is the only thing it may use.
+    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+    'Cross-Origin-Resource-Policy': 'cross-origin',
+    'Cache-Control': a.cacheControl,
+    ETag: a.etag,
+  })
+  if (a.code) headers.set('X-UEditor-Error', a.code)
+  if (a.status === 200 && request.headers.get('if-none-match') === a.etag)
+    return new Response(null, { status: 304, headers })
+  const body = request.method === 'HEAD' ? null : (a.body as Uint8Array<ArrayBuffer>)
+  headers.set('Content-Length', String(a.body.byteLength))
+  return new Response(body, { status: a.status, headers })
+}
+
+function plain(status: number, text: string, extra: Record<string, string> = {}): Response {
+  return new Response(text, {
+    status,
+    headers: {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+      ...extra,
+    },
+  })
+}
