@@ -62,3 +62,34 @@ describe('WebP and AVIF, which the image pipeline checks and re-encodes', () => 
     assert.match(answer.list[0]?.url ?? '', /\.webp$/)
   })
 })
+
+describe('bytes appended to an image never reach storage', () => {
+  test('every accepted image format is re-encoded, dropping an appended page and ZIP', async (t) => {
+    const srv = await startTestServer(t)
+    const payload = Buffer.concat([
+      Buffer.from('<html><script>alert(document.cookie)</script></html>'),
+      Buffer.from('PK\x03\x04\x14\x00\x00\x00\x08\x00', 'latin1'),
+    ])
+    const formats = [
+      ['a.png', await picture().png().toBuffer()],
+      ['a.jpg', await picture().jpeg().toBuffer()],
+      ['a.jpeg', await picture().jpeg().toBuffer()],
+      ['a.gif', await picture().gif().toBuffer()],
+      ['a.webp', await picture().webp().toBuffer()],
+      ['a.avif', await picture().avif().toBuffer()],
+    ] as const
+    const config = await (await fetch(srv.action('config'))).json()
+    // Every image format the server accepts by default is covered here.
+    assert.deepEqual(
+      [...config.imageAllowFiles].sort(),
+      formats.map(([name]) => name.slice(1)).sort(),
+    )
+    for (const [name, bytes] of formats) {
+      const up = await uploadImage(srv, Buffer.concat([bytes, payload]), name)
+      assert.equal(up.state, 'SUCCESS', `${name}: ${up.code}`)
+      const served = Buffer.from(await (await fetch(new URL(up.url, srv.url))).arrayBuffer())
+      assert.ok(!served.includes(payload.subarray(0, 20)), `${name} kept the appended page`)
+      assert.ok(!served.includes(Buffer.from('PK\x03\x04', 'latin1')), `${name} kept the ZIP`)
+    }
+  })
+})

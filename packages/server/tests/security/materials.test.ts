@@ -134,6 +134,28 @@ describe('A37: material HTML is sanitised on write', () => {
     }
   })
 
+  test('a positioned overlay is framed in a clipping box and cannot leave the material', async (t) => {
+    const { materials: c } = await startMaterialsServer(t)
+    const overlays = [
+      '<div style="position:absolute;top:0;left:0;width:100vw;height:100vh;z-index:999">Login</div>',
+      '<p>badge</p><span style="position:absolute;right:-9999px;top:-9999px">x</span>',
+      // A fake frame followed by an escaping sibling must not pass for a framed material.
+      '<div style="position:relative;overflow:hidden">a</div><div style="position:absolute;top:0">b</div>',
+    ]
+    for (const html of overlays) {
+      const created = await adminCreate(c, 'materials', { name: 'overlay', content: html })
+      const content = created.content as string
+      // The frame wraps the whole material, and cleaning again changes nothing.
+      assert.equal(content, `<div style="position:relative;overflow:hidden">${html}</div>`)
+      assert.equal(sanitizeMaterialHtml(content), content)
+    }
+    for (const html of [
+      '<div style="position:fixed;inset:0">x</div>',
+      '<p style="position:sticky">x</p>',
+    ])
+      assert.doesNotMatch(sanitizeMaterialHtml(html), /position/)
+  })
+
   test('refuses a thumbnail that is not http(s) or a relative path', async (t) => {
     const { materials: c } = await startMaterialsServer(t)
     for (const thumbnail of [
