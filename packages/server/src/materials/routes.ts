@@ -35,8 +35,8 @@ type Route =
   | { kind: 'item'; resource: Resource; id: string }
 
 /**
- * The materials API (docs/materials.md): `GET categories`, `POST materials` (spec §4.3; GET
- * with a query works too), and the admin routes `admin/categories[/:id]`,
+ * The materials API (docs/materials.md): `GET categories`, `POST materials` (GET with a query
+ * works too), and the admin routes `admin/categories[/:id]`,
  * `admin/materials[/:id]`. Errors are `{error: {code, message}}` with the code's status.
  */
 export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler {
