@@ -188,6 +188,17 @@ export const ServerConfigSchema = z.strictObject({
   dataDir: z.string().min(1).default('./data'),
   locale: z.enum(['zh-CN', 'en']).default('zh-CN'),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** `auto`: pino-pretty lines when stderr is a terminal, JSON lines otherwise. */
+  logFormat: z.enum(['auto', 'json', 'pretty']).default('auto'),
+  /** Prometheus metrics (docs/operations.md). */
+  metrics: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      path: absolutePath.default('/metrics'),
+      /** Bearer token a scraper must send; none: the metrics path is open. */
+      token: bearerToken.optional(),
+    })
+    .prefault({}),
   editor: EditorConfigSchema.prefault({}),
   routes: z
     .strictObject({

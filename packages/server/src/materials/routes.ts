@@ -1,9 +1,10 @@
 import { MAX_ID } from '../db/material-repo.js'
 import { isUeError, UeError } from '../shared/errors.js'
+import type { Metrics } from '../shared/metrics.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import type { Authorize, Scope } from './auth.js'
 import { readJsonBody } from './json-body.js'
-import { errorResponse, jsonResponse } from './respond.js'
+import { errorResponse, jsonResponse, refusalCodeOf } from './respond.js'
 import {
   CategoryPatchSchema,
   CategoryWriteSchema,
@@ -20,6 +21,8 @@ export interface MaterialsHandlerOptions {
   maxBodyBytes: number
   idleMs: number
   log: Logger
+  /** Counts refusals by code; none when absent. */
+  metrics?: Metrics
   /**
    * The mount path: paths are then matched exactly below it. Without it, routes are matched on
    * the last segments of the path, so the handler works at any prefix (`/x/y/categories`).
@@ -124,6 +127,8 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
       if (error.status >= 500) o.log.error({ err, path: url.pathname }, 'materials request failed')
       response = errorResponse(error)
     }
+    const refusal = refusalCodeOf(response)
+    if (refusal) o.metrics?.refused('materials', refusal)
     // A refused request body may still be unread; closing is cheaper than draining it.
     if (withBody && response.status >= 400) response.headers.set('Connection', 'close')
     return response
