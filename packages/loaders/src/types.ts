@@ -32,7 +32,7 @@ export interface StyleListData {
   pageSize: number
 }
 
-/** What the materials service answers (spec §4.3). */
+/** What the materials service answers (docs/materials.md, Read API). */
 export interface ServiceCategory {
   id: Id
   name: string

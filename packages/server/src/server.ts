@@ -10,14 +10,17 @@ import { jsonResponse } from './editor/respond.js'
 import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
 import { withCors } from './http/cors.js'
+import { createMetricsEndpoint } from './http/metrics-endpoint.js'
 import { type NodeHandler, toNodeHandler } from './http/node.js'
+import { observe } from './http/observe.js'
 import { createFileServer } from './http/static.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
 import { sharpProcessor } from './images/sharp.js'
 import { createRemoteFetcher, type Dialer, type HostLookup } from './ingest/remote/fetch-image.js'
 import { removeStaleSpools } from './ingest/temp-file.js'
 import { createMaterialsApi, seedOnFirstStart } from './materials/api.js'
-import { consoleLogger, silentLogger } from './shared/log.js'
+import { createLogger, silentLogger } from './shared/log.js'
+import { createMetrics } from './shared/metrics.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
 import { localDiskStorage } from './storage/local.js'
@@ -56,6 +59,8 @@ export interface UeditorServer {
    * `formula.enabled` is false.
    */
   readonly formula: FormulaHandler | null
+  /** `GET /metrics` in the Prometheus text format (`metrics.token` checked when set). */
+  readonly metrics: FetchHandler
   /** Everything by path, as the standalone server serves it. */
   readonly fetch: FetchHandler
   /** `fetch` as a node:http request listener. */
@@ -70,16 +75,27 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   if (options.env !== undefined) loadOptions.env = options.env
   const config = loadConfig(loadOptions)
   const log =
-    options.logger ?? (config.logLevel === 'silent' ? silentLogger : consoleLogger(config.logLevel))
+    options.logger ??
+    (config.logLevel === 'silent'
+      ? silentLogger
+      : createLogger({ level: config.logLevel, format: config.logFormat }))
+  const metrics = createMetrics()
   const table = buildActionTable(config.editor)
 
   await mkdir(config.uploads.tempDir, { recursive: true })
   const stale = await removeStaleSpools(config.uploads.tempDir)
   if (stale > 0) log.info({ folders: stale }, 'removed upload spools left by a stopped process')
   const { enabled, ...imageOptions } = config.images
-  const images: ImageProcessor = enabled ? await sharpProcessor(imageOptions) : passthroughProcessor
-  const storage = storageDriver(config.storage)
-  const store: MetadataStore = await openMetadataStore(config.index)
+  const images: ImageProcessor = metrics.timeImages(
+    enabled ? await sharpProcessor(imageOptions) : passthroughProcessor,
+  )
+  const storage = metrics.countFailures('storage', storageDriver(config.storage))
+  const opened: MetadataStore = await openMetadataStore(config.index)
+  const store: MetadataStore = {
+    ...opened,
+    files: metrics.countFailures('database', opened.files),
+    materials: metrics.countFailures('database', opened.materials),
+  }
   try {
     const applied = await store.migrate()
     const createdTables = applied.includes(MATERIALS_MIGRATION)
@@ -97,9 +113,18 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
 
   const cors = (h: FetchHandler) => withCors(h, config.http.corsOrigins)
   const editor = cors(
-    createEditorHandler({ config, table, storage, files: store.files, images, remote, log }),
+    createEditorHandler({
+      config,
+      table,
+      storage,
+      files: store.files,
+      images,
+      remote,
+      log,
+      metrics,
+    }),
   )
-  const materialsApi = createMaterialsApi({ config, repo: store.materials, log })
+  const materialsApi = createMaterialsApi({ config, repo: store.materials, log, metrics })
   const materialsMethods = 'GET, POST, PUT, PATCH, DELETE, OPTIONS'
   const materials = withCors(materialsApi.handler(), config.http.corsOrigins, materialsMethods)
   const mountedMaterials = withCors(
@@ -130,9 +155,28 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const materialsPrefix = `${config.routes.materials.replace(/\/+$/, '')}/`
   const assetMap = config.materials.enabled ? loaderAssets(materialsPrefix) : new Map()
   const assets = createAssetServer(assetMap)
+  const metricsPath = config.metrics.enabled ? config.metrics.path : undefined
+  const metricsEndpoint = createMetricsEndpoint(metrics, config.metrics.token)
+  const routeOf = (pathname: string): string => {
+    if (pathname === metricsPath) return 'metrics'
+    if (assetMap.has(pathname)) return 'assets'
+    if (pathname === editorPath || pathname === `${editorPath}/`) return 'editor'
+    if (pathname.startsWith(filesPrefix)) return 'files'
+    if (pathname === '/healthz') return 'health'
+    if (pathname.startsWith(materialsPrefix)) return 'materials'
+    return 'other'
+  }
+  const observed = (h: FetchHandler, route?: string) =>
+    observe(h, {
+      log,
+      metrics,
+      routeOf: route ? () => route : routeOf,
+      quietRoutes: new Set(['health', 'metrics']),
+    })
   const fetch: FetchHandler = async (request) => {
     const { pathname } = new URL(request.url)
     try {
+      if (pathname === metricsPath) return await metricsEndpoint(request)
       if (assetMap.has(pathname)) return await assets(request)
       if (pathname === editorPath || pathname === `${editorPath}/`) return await editor(request)
       if (pathname.startsWith(filesPrefix)) return await files(request)
@@ -150,12 +194,13 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   let closed = false
   return {
     config,
-    editor,
-    files,
-    materials,
+    editor: observed(editor, 'editor'),
+    files: observed(files, 'files'),
+    materials: observed(materials, 'materials'),
     formula,
-    fetch,
-    node: toNodeHandler(fetch),
+    metrics: observed(metricsEndpoint, 'metrics'),
+    fetch: observed(fetch),
+    node: toNodeHandler(observed(fetch)),
     async close() {
       if (closed) return
       closed = true

@@ -34,6 +34,9 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   kysely: ['db/'],
   zod: ['config/', 'materials/'],
   'sanitize-html': ['materials/sanitize.ts'],
+  pino: ['shared/log.ts'],
+  'pino-pretty': ['shared/log.ts'],
+  'prom-client': ['shared/metrics.ts'],
 }
 
 function sourceFiles(dir: string): string[] {

@@ -1,7 +1,8 @@
 /**
  * The UEditor keys we serve from `action=config`, with their defaults. Names are the editor's own
- * spelling. The spec's defaults (spec §2.1) are used where it gives them; where it does not, the
- * values are the original `config.json`'s, made safe (no SVG/HTML/XML/SWF in any allow-list).
+ * spelling. The documented UEditor defaults are used where there are any (docs/protocol.md,
+ * config); elsewhere the values are the original `config.json`'s, made safe (no
+ * SVG/HTML/XML/SWF in any allow-list).
  */
 // Every format the image pipeline (images/sharp.ts) checks and re-encodes. No `.bmp`: the
 // pipeline cannot decode it, so its bytes would be stored as sent (an HTML page or a ZIP can
@@ -121,7 +122,8 @@ export const SERVER_ONLY_EDITOR_KEYS = [
 
 /**
  * UEditor looks an action name up as an editor option first (`getOpt(name) || name`), so an
- * action named like an option would be silently replaced in the browser (protocol.md §1.1).
+ * action named like an option would be silently replaced in the browser (docs/protocol.md,
+ * "Action names must not be editor option names").
  */
 export const EDITOR_OPTION_NAMES = new Set([
   'UEDITOR_HOME_URL',

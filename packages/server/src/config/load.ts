@@ -53,6 +53,24 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'UEDITOR_LOCALE', paths: one('locale'), kind: 'string', help: 'zh-CN or en' },
   { name: 'UEDITOR_LOG_LEVEL', paths: one('logLevel'), kind: 'string', help: 'log level' },
   {
+    name: 'UEDITOR_LOG_FORMAT',
+    paths: one('logFormat'),
+    kind: 'string',
+    help: 'auto, json or pretty',
+  },
+  {
+    name: 'UEDITOR_METRICS',
+    paths: one('metrics', 'enabled'),
+    kind: 'bool',
+    help: 'serve /metrics',
+  },
+  {
+    name: 'UEDITOR_METRICS_TOKEN',
+    paths: one('metrics', 'token'),
+    kind: 'string',
+    help: 'Bearer token for /metrics',
+  },
+  {
     name: 'UEDITOR_PUBLIC_URL',
     paths: one('publicUrl'),
     kind: 'string',

@@ -53,7 +53,8 @@ const actionName = z
     'must be 1-64 letters, digits, "_" or "-", starting with a letter',
   )
   .refine((v) => !EDITOR_OPTION_NAMES.has(v), {
-    message: 'clashes with a UEditor option name; the browser would replace it (protocol.md §1.1)',
+    message:
+      'clashes with a UEditor option name; the editor looks action names up as options first and would replace it',
   })
 const fieldName = z.string().regex(/^[A-Za-z0-9_.[\]-]{1,64}$/, 'must be 1-64 safe characters')
 const byteSize = z.number().int().positive()
@@ -189,6 +190,17 @@ export const ServerConfigSchema = z.strictObject({
   dataDir: z.string().min(1).default('./data'),
   locale: z.enum(['zh-CN', 'en']).default('zh-CN'),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** `auto`: pino-pretty lines when stderr is a terminal, JSON lines otherwise. */
+  logFormat: z.enum(['auto', 'json', 'pretty']).default('auto'),
+  /** Prometheus metrics (docs/operations.md). */
+  metrics: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      path: absolutePath.default('/metrics'),
+      /** Bearer token a scraper must send; none: the metrics path is open. */
+      token: bearerToken.optional(),
+    })
+    .prefault({}),
   editor: EditorConfigSchema.prefault({}),
   routes: z
     .strictObject({
@@ -315,7 +327,7 @@ export const ServerConfigSchema = z.strictObject({
       allowActiveContent: z.boolean().default(false),
     })
     .prefault({}),
-  /** Server-side image pipeline: header checks, auto-orientation, re-encoding (security.md A33). */
+  /** Server-side image pipeline: header checks, auto-orientation, re-encoding (docs/security.md, rows S5, S11, S16). */
   images: z
     .strictObject({
       enabled: z.boolean().default(true),
@@ -391,7 +403,7 @@ export const ServerConfigSchema = z.strictObject({
       pngScale: z.number().min(0.5).max(4).default(2),
     })
     .prefault({}),
-  /** Upload flood guards (security.md A36), per client address. */
+  /** Upload flood guards (docs/security.md, row S14), per client address. */
   limits: z
     .strictObject({
       /** Uploads a client may start per minute (a burst of this many, refilled evenly). 0: off. */

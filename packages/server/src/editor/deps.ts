@@ -2,6 +2,7 @@ import type { ServerConfig } from '../config/load.js'
 import type { FileIndex } from '../db/types.js'
 import type { ImageProcessor } from '../images/processor.js'
 import type { RemoteFetcher } from '../ingest/remote/fetch-image.js'
+import type { Metrics } from '../shared/metrics.js'
 import type { Logger } from '../shared/types.js'
 import type { StorageDriver } from '../storage/driver.js'
 import type { ActionTable } from './action-table.js'
@@ -17,6 +18,8 @@ export interface EditorDeps {
   /** The SSRF-guarded client the catch action fetches remote images with. */
   remote: RemoteFetcher
   log: Logger
+  /** Request, refusal, byte and catch counters; none when absent. */
+  metrics?: Metrics
 }
 
 export interface ActionContext {

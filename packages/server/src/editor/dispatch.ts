@@ -1,5 +1,6 @@
 import { isUeError, UeError } from '../shared/errors.js'
 import { messageFor } from '../shared/messages.js'
+import { noMetrics } from '../shared/metrics.js'
 import { requestInfo } from '../shared/request-info.js'
 import type { FetchHandler } from '../shared/types.js'
 import type { ActionDef, ActionKind } from './action-table.js'
@@ -10,6 +11,7 @@ import { handleList } from './actions/list.js'
 import { handleUpload } from './actions/upload.js'
 import type { ActionContext, EditorDeps } from './deps.js'
 import { clientKey, createUploadGate } from './limits.js'
+import { recordAnswer } from './outcomes.js'
 import { isValidCallback, jsonpResponse, jsonResponse } from './respond.js'
 
 function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
@@ -44,8 +46,10 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
   const storageRoot =
     config.storage.driver === 'local' ? config.storage.root : config.uploads.tempDir
   const gate = createUploadGate({ ...config.limits, storageRoot })
+  const metrics = deps.metrics ?? noMetrics
 
   return async (request) => {
+    const started = performance.now()
     const url = new URL(request.url)
     const actions = url.searchParams.getAll('action')
     const def = actions.length === 1 ? deps.table.get(actions[0] as string) : undefined
@@ -54,6 +58,7 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       def !== undefined && callback !== null && request.method === 'GET' && jsonpKinds.has(def.kind)
 
     const fail = (error: UeError): Response => {
+      recordAnswer(metrics, def, started, { code: error.code })
       const state = messageFor(config.locale, error.code)
       const body: Record<string, unknown> = { state, code: error.code }
       // The editor reads only `list[0]` of a catch answer; without it, capture stops for good.
@@ -83,12 +88,15 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       const address = requestInfo(request)?.remoteAddress
       const client = address === undefined ? undefined : clientKey(address)
       const release = WRITES.has(def.kind) ? await gate.admit(client) : undefined
+      const uploadEnded = release ? metrics.uploadStarted() : undefined
       let result: object
       try {
         result = await runAction({ request, url, deps, client }, def)
       } finally {
         release?.()
+        uploadEnded?.()
       }
+      recordAnswer(metrics, def, started, { result })
       return jsonp ? jsonpResponse(callback ?? '', result) : jsonResponse(result)
     } catch (e) {
       if (isUeError(e)) {

@@ -25,7 +25,7 @@ interface Bucket {
 const MAX_TRACKED_CLIENTS = 10_000
 
 /**
- * Upload flood guards (security.md A36): a token bucket and an in-flight cap per client, and a
+ * Upload flood guards (docs/security.md, row S14): a token bucket and an in-flight cap per client, and a
  * free-space floor on the storage volume. A request with no known client address (the fetch
  * handler used without `toNodeHandler`) skips the per-client limits; the floor still applies.
  */

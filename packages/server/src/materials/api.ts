@@ -1,6 +1,7 @@
 import type { ServerConfig } from '../config/load.js'
 import type { MaterialRepository } from '../db/material-repo.js'
 import { UeError } from '../shared/errors.js'
+import type { Metrics } from '../shared/metrics.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import { createMaterialsAuth, isLoopbackHost } from './auth.js'
 import { errorResponse } from './respond.js'
@@ -18,6 +19,7 @@ export function createMaterialsApi(o: {
   config: ServerConfig
   repo: MaterialRepository
   log: Logger
+  metrics?: Metrics
 }): MaterialsApi {
   const { materials, http } = o.config
   const publicReads = materials.tokens.length === 0 && isLoopbackHost(http.host)
@@ -43,6 +45,7 @@ export function createMaterialsApi(o: {
             maxBodyBytes: materials.maxBodyBytes,
             timeouts: http,
             log: o.log,
+            ...(o.metrics ? { metrics: o.metrics } : {}),
             basePath,
           })
         : disabled,

@@ -26,5 +26,14 @@ export function jsonResponse(value: unknown, status = 200, extra: HeadersInit = 
 export function errorResponse(error: UeError, extra: HeadersInit = {}): Response {
   const base = messageFor('en', error.code)
   const message = error.detail ? `${base}: ${error.detail}` : base
-  return jsonResponse({ error: { code: error.code, message } }, error.status, extra)
+  const response = jsonResponse({ error: { code: error.code, message } }, error.status, extra)
+  refusals.set(response, error.code)
+  return response
+}
+
+const refusals = new WeakMap<Response, string>()
+
+/** The error code of a refusal made by `errorResponse`, for counting it. */
+export function refusalCodeOf(response: Response): string | undefined {
+  return refusals.get(response)
 }

@@ -1,10 +1,11 @@
 import { MAX_ID } from '../db/material-repo.js'
 import { isUeError, UeError } from '../shared/errors.js'
+import type { Metrics } from '../shared/metrics.js'
 import type { BodyTimeouts } from '../shared/request-body.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import type { Authorize, Scope } from './auth.js'
 import { readJsonBody } from './json-body.js'
-import { errorResponse, jsonResponse } from './respond.js'
+import { errorResponse, jsonResponse, refusalCodeOf } from './respond.js'
 import {
   CategoryPatchSchema,
   CategoryWriteSchema,
@@ -21,6 +22,8 @@ export interface MaterialsHandlerOptions {
   maxBodyBytes: number
   timeouts: BodyTimeouts
   log: Logger
+  /** Counts refusals by code; none when absent. */
+  metrics?: Metrics
   /**
    * The mount path: paths are then matched exactly below it. Without it, routes are matched on
    * the last segments of the path, so the handler works at any prefix (`/x/y/categories`).
@@ -36,8 +39,8 @@ type Route =
   | { kind: 'item'; resource: Resource; id: string }
 
 /**
- * The materials API (docs/materials.md): `GET categories`, `POST materials` (spec §4.3; GET
- * with a query works too), and the admin routes `admin/categories[/:id]`,
+ * The materials API (docs/materials.md): `GET categories`, `POST materials` (GET with a query
+ * works too), and the admin routes `admin/categories[/:id]`,
  * `admin/materials[/:id]`. Errors are `{error: {code, message}}` with the code's status.
  */
 export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler {
@@ -125,6 +128,8 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
       if (error.status >= 500) o.log.error({ err, path: url.pathname }, 'materials request failed')
       response = errorResponse(error)
     }
+    const refusal = refusalCodeOf(response)
+    if (refusal) o.metrics?.refused('materials', refusal)
     // A refused request body may still be unread; closing is cheaper than draining it.
     if (withBody && response.status >= 400) response.headers.set('Connection', 'close')
     return response

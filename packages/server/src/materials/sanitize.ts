@@ -2,7 +2,7 @@ import sanitizeHtml from 'sanitize-html'
 
 /**
  * Material HTML is `innerHTML`-ed into the integrator's admin page by the designer and then
- * inserted into articles (security.md A37), so it is cleaned on write with an allow-list: layout
+ * inserted into articles (docs/security.md, row S37), so it is cleaned on write with an allow-list: layout
  * tags and inline styles stay (typesetting materials live on `style`), anything that can run
  * script, load a document, submit a form, restyle the host page or re-parse differently goes.
  */
@@ -62,7 +62,7 @@ const LAYOUT_TAGS = [
 ]
 
 // Dropped together with their text: raw-text and foreign-content elements whose content would
-// otherwise come back as live markup (the mXSS chains of A37 go through svg/math/style).
+// otherwise come back as live markup (the mXSS chains of row S37 go through svg/math/style).
 const DROPPED_WITH_CONTENT = [
   'script',
   'style',

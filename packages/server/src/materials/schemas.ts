@@ -125,7 +125,7 @@ const keyword = z
   .optional()
 
 /**
- * The body of `POST /materials` (spec §4.3). `categoryId` `0`, `''`, `null` or absent means all;
+ * The body of `POST /materials` (docs/materials.md, Read API). `categoryId` `0`, `''`, `null` or absent means all;
  * `keywords` (the designer's own name) is read when `keyword` is absent; `page` defaults to 1,
  * `pageSize` to 20 and is clamped to [1, 100]. Unknown keys are ignored.
  */

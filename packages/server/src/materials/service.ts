@@ -22,7 +22,7 @@ type WithIsoTimes<T> = Omit<T, 'createdAt' | 'updatedAt'> & { createdAt: string;
 export type CategoryView = WithIsoTimes<CategoryRecord>
 export type MaterialView = WithIsoTimes<MaterialRecord>
 
-/** `{items, total, page, pageSize}` of spec §4.3, with the paging values actually used. */
+/** `{items, total, page, pageSize}` (docs/materials.md, Read API), with the paging values actually used. */
 export interface MaterialPage {
   items: Record<string, unknown>[]
   total: number

@@ -1,6 +1,6 @@
 import type { CategoryRecord } from '../db/material-repo.js'
 
-/** A category as `GET /categories` answers it (spec §4.3). */
+/** A category as `GET /categories` answers it (docs/materials.md, Read API). */
 export interface CategoryNode {
   id: number
   name: string

@@ -1,24 +1,116 @@
+import { pino, stdSerializers } from 'pino'
+import pretty from 'pino-pretty'
+import { currentRequest } from './request-context.js'
 import type { Logger } from './types.js'
 
-type Level = 'debug' | 'info' | 'warn' | 'error'
-const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 }
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+export type LogFormat = 'auto' | 'json' | 'pretty'
 
-/** One JSON line per record on stderr; enough for containers and journald. */
-export function consoleLogger(minLevel: Level = 'info'): Logger {
-  const write = (level: Level) => (o: object, msg?: string) => {
-    if (ORDER[level] < ORDER[minLevel]) return
-    const record = { level, time: new Date().toISOString(), msg, ...serialise(o) }
-    process.stderr.write(`${JSON.stringify(record)}\n`)
+export interface LoggerOptions {
+  level?: LogLevel | 'silent'
+  /** `auto`: readable lines when the destination is a terminal, JSON lines otherwise. */
+  format?: LogFormat
+  /** Default: stderr. Tests pass a stream to read the lines back. */
+  destination?: NodeJS.WritableStream & { isTTY?: boolean }
+}
+
+// Keys whose values are secrets wherever they appear; the header names are lower case as
+// `Headers` and node:http give them.
+const SECRET_KEYS = [
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'password',
+  'secretAccessKey',
+  'accessKeyId',
+  'sessionToken',
+  'token',
+  'tokens',
+  'adminTokens',
+  'readTokens',
+  'access_token',
+]
+const REDACT_PATHS = SECRET_KEYS.flatMap((k) => {
+  const key = /^[A-Za-z_$][\w$]*$/.test(k) ? k : `["${k}"]`
+  const sep = key.startsWith('[') ? '' : '.'
+  return [key, `*${sep}${key}`, `*.*${sep}${key}`]
+})
+
+// Secrets that hide inside strings: `scheme://user:password@host`, `Bearer <token>` and
+// token-like query parameters (an error message may quote a URL).
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^@\s/]+@/gi
+const BEARER = /\b(Bearer\s+)[^\s"',;]+/gi
+const QUERY_SECRET =
+  /([?&](?:access_token|token|api_key|apikey|key|password|secret|signature|X-Amz-Signature|X-Amz-Credential)=)[^&\s"']+/gi
+
+export function scrubString(s: string): string {
+  return s
+    .replace(URL_PASSWORD, '$1[Redacted]@')
+    .replace(BEARER, '$1[Redacted]')
+    .replace(QUERY_SECRET, '$1[Redacted]')
+}
+
+// Top-level keys whose Error values go through pino's error serializer (then get scrubbed).
+const ERROR_KEYS = ['err', 'error', 'cause']
+const serializeError = (e: unknown) => scrub(e instanceof Error ? stdSerializers.err(e) : e)
+
+function scrub(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return scrubString(value)
+  if (depth > 6 || value === null || typeof value !== 'object') return value
+  if (value instanceof Error) return scrub(stdSerializers.err(value), depth + 1)
+  if (Array.isArray(value)) return value.map((v) => scrub(v, depth + 1))
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value)) out[k] = scrub(v, depth + 1)
+  return out
+}
+
+/**
+ * The server's logger: pino JSON lines (or pino-pretty on a terminal), secrets redacted by key
+ * and scrubbed from strings, and the id of the request being handled on every line.
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const destination = options.destination ?? process.stderr
+  const format = options.format ?? 'auto'
+  const readable = format === 'pretty' || (format === 'auto' && destination.isTTY === true)
+  const stream = readable
+    ? pretty({ destination, colorize: destination.isTTY === true, sync: true })
+    : destination
+  const logger = pino(
+    {
+      level: options.level ?? 'info',
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (o) => {
+          const out: Record<string, unknown> = {}
+          for (const [k, v] of Object.entries(o))
+            out[k] = ERROR_KEYS.includes(k) && v instanceof Error ? v : scrub(v, 1)
+          return out
+        },
+      },
+      serializers: Object.fromEntries(ERROR_KEYS.map((k) => [k, serializeError])),
+      mixin: () => {
+        const request = currentRequest()
+        return request ? { reqId: request.requestId } : {}
+      },
+      redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
+    },
+    stream,
+  )
+  const text = (msg?: string) => (msg === undefined ? undefined : scrubString(msg))
+  return {
+    debug: (o, msg) => logger.debug(o, text(msg)),
+    info: (o, msg) => logger.info(o, text(msg)),
+    warn: (o, msg) => logger.warn(o, text(msg)),
+    error: (o, msg) => logger.error(o, text(msg)),
   }
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') }
+}
+
+/** Kept for callers of the first logger: JSON lines on stderr. */
+export function consoleLogger(minLevel: LogLevel = 'info'): Logger {
+  return createLogger({ level: minLevel, format: 'json' })
 }
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} }
-
-function serialise(o: object): object {
-  const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(o)) {
-    out[k] = v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v
-  }
-  return out
-}

@@ -60,7 +60,7 @@ export interface Refusal {
 }
 
 /**
- * Sends one hostile request and checks what every row of security.md §A promises: a safe,
+ * Sends one hostile request and checks what every row of docs/security.md promises: a safe,
  * readable refusal, nothing stored or changed, and a server that still serves. A connection
  * the server closes instead of answering counts as a refusal when `mayClose` is set.
  */

@@ -32,7 +32,7 @@ export function multipartBody(
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` }
 }
 
-/** What WebUploader sends before the file part (protocol.md §3.3). */
+/** What WebUploader sends before the file part (docs/protocol.md, "The WebUploader dialogs"). */
 export function webUploaderFields(name: string, size: number, type: string): Part[] {
   return [
     { name: 'id', value: 'WU_FILE_0' },

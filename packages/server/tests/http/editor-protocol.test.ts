@@ -42,7 +42,7 @@ async function assertServesImage(srv: TestServer, up: UploadAnswer, uploaded: Bu
 describe('the editor protocol as UEditor Plus speaks it', () => {
   test('config over XHR answers every key with its default, as strict JSON', async (t) => {
     const srv = await startTestServer(t)
-    // The literal `&&` and `noCache` are what UE.ajax sends (protocol.md §2.1).
+    // The literal `&&` and `noCache` are what UE.ajax sends (docs/protocol.md, config).
     const res = await fetch(`${srv.url}/ueditor?action=config&&noCache=1713500000000`)
     assert.equal(res.status, 200)
     assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8')
@@ -219,7 +219,7 @@ describe('the editor protocol as UEditor Plus speaks it', () => {
     )
     assert.equal(typeof page1.list[0].mtime, 'number')
     assert.equal(page1.list[0].original, 'p4.png')
-    // The client computes the next offset as start + list.length (protocol.md §3.12).
+    // The client computes the next offset as start + list.length (docs/protocol.md, listings).
     const page3 = await (await fetch(srv.action('listImage', '&start=4&size=2'))).json()
     assert.deepEqual(
       page3.list.map((e: { url: string }) => e.url),

@@ -36,7 +36,7 @@ async function storedBytes(
   return bytes
 }
 
-describe('A6: content that disagrees with its extension, and polyglots', () => {
+describe('S5: content that disagrees with its extension, and polyglots', () => {
   test('HTML named .jpg, a PNG named .jpg and HTML named .mp4 are refused', async (t) => {
     const srv = await startTestServer(t)
     await expectRefused(srv, () => send(srv, 'image', 'upfile', 'a.jpg', HTML), {
@@ -97,7 +97,7 @@ describe('A6: content that disagrees with its extension, and polyglots', () => {
   })
 })
 
-describe('A7: active content (SVG, XML, HTML, XHTML, SWF)', () => {
+describe('S6: active content (SVG, XML, HTML, XHTML, SWF)', () => {
   const SVG = Buffer.from(
     '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(2)</script></svg>',
   )
@@ -162,7 +162,7 @@ describe('A7: active content (SVG, XML, HTML, XHTML, SWF)', () => {
   })
 })
 
-describe('A8: text and unknown types are never sniffed into markup', () => {
+describe('S7: text and unknown types are never sniffed into markup', () => {
   test('a .txt that is really HTML and a .zip that is not an archive are refused', async (t) => {
     const srv = await startTestServer(t)
     await expectRefused(srv, () => send(srv, 'file', 'file', 'a.txt', HTML), {

@@ -35,7 +35,7 @@ function rawPost(srv: TestServer, path: string, headers: string[], body: Buffer)
   return rawExchange(srv, [Buffer.concat([Buffer.from(head), body])])
 }
 
-describe('A31: malformed multipart never crashes or hangs', () => {
+describe('S9: malformed multipart never crashes or hangs', () => {
   test('each malformed body gets a readable refusal and leaves no temp file', async (t) => {
     const srv = await startTestServer(t)
     const cases: [string, Buffer, string][] = [
@@ -132,7 +132,7 @@ describe('A31: malformed multipart never crashes or hangs', () => {
   })
 })
 
-describe('A32: size limits cannot be bypassed', () => {
+describe('S10: size limits cannot be bypassed', () => {
   test('a body longer than its Content-Length is cut at the declared length and refused', async (t) => {
     const srv = await startTestServer(t)
     const before = await snapshot(srv)

@@ -8,7 +8,7 @@ import {
   startMaterialsServer,
 } from '../helpers/materials.js'
 
-// security.md A37: stored XSS through material HTML. Each payload is stored through the admin
+// docs/security.md, row S37: stored XSS through material HTML. Each payload is stored through the admin
 // API; the stored HTML (admin view) and the HTML the designer receives (public search) are
 // asserted exactly.
 const A37: [payload: string, stored: string][] = [
@@ -101,7 +101,7 @@ async function stored(c: MaterialsClient, id: number) {
   return { admin: admin.body.content, item: items.find((m) => m.id === id)?.content }
 }
 
-describe('A37: material HTML is sanitised on write', () => {
+describe('S37: material HTML is sanitised on write', () => {
   test('every XSS payload is stored and answered without anything that can run', async (t) => {
     const { materials: c } = await startMaterialsServer(t)
     for (const [payload, expected] of A37) {
@@ -186,7 +186,7 @@ describe('A37: material HTML is sanitised on write', () => {
   })
 })
 
-describe('A38: materials query abuse', () => {
+describe('S38: materials query abuse', () => {
   async function withMaterials(t: TestContext) {
     const srv = await startMaterialsServer(t)
     await adminCreate(srv.materials, 'materials', { name: 'aaaa', content: '<p>a</p>' })
@@ -348,7 +348,7 @@ describe('A38: materials query abuse', () => {
   })
 })
 
-describe('A30: prototype pollution through the materials API', () => {
+describe('S32: prototype pollution through the materials API', () => {
   test('prototype keys are refused anywhere in a JSON body and pollute nothing', async (t) => {
     const { materials: c } = await startMaterialsServer(t)
     const bodies = [

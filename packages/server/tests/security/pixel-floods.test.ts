@@ -23,7 +23,7 @@ function send(srv: TestServer, bytes: Buffer, name: string, action = 'image', fi
 // files would have failed on their missing pixel data with UE_CONTENT_MISMATCH instead.
 const BEFORE_DECODING = { codes: ['UE_IMAGE_TOO_LARGE'] }
 
-describe('A33: pixel floods and decompression bombs', () => {
+describe('S11: pixel floods and decompression bombs', () => {
   test('images whose headers declare huge canvases are refused before decoding', async (t) => {
     const srv = await startTestServer(t, { editor: { fileAllowFiles: ['.png', '.webp'] } })
     const bombs: [string, Buffer][] = [

@@ -25,7 +25,7 @@ async function config(srv: TestServer, query = '') {
   return (await fetch(srv.action('config', query))).json()
 }
 
-describe('A3: config cannot be overridden by request parameters', () => {
+describe('S2: config cannot be overridden by request parameters', () => {
   const MASS = [
     'CONFIG[imageAllowFiles][]=.php',
     'CONFIG[imagePathFormat]=../../x',
@@ -74,7 +74,7 @@ describe('A3: config cannot be overridden by request parameters', () => {
   })
 })
 
-describe('A26: JSONP callback injection', () => {
+describe('S29: JSONP callback injection', () => {
   test('callbacks that could inject code are refused as JSON that does not echo them', async (t) => {
     const srv = await startTestServer(t)
     for (const cb of [
@@ -112,7 +112,7 @@ describe('A26: JSONP callback injection', () => {
   })
 })
 
-describe('A27: every answer is JSON, escaped, and never an HTML page', () => {
+describe('S30: every answer is JSON, escaped, and never an HTML page', () => {
   test('a name with markup comes back escaped and refusals are JSON even when HTML is asked for', async (t) => {
     const srv = await startTestServer(t, { editor: { imageMaxSize: 1000 } })
     const { body, contentType } = multipartBody([
@@ -140,7 +140,7 @@ describe('A27: every answer is JSON, escaped, and never an HTML page', () => {
   })
 })
 
-describe('A30: dispatch confusion and prototype pollution', () => {
+describe('S32: dispatch confusion and prototype pollution', () => {
   test('odd action values are unknown actions, answered as JSON', async (t) => {
     const srv = await startTestServer(t)
     for (const query of [

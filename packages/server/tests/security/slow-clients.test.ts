@@ -36,7 +36,7 @@ async function configKeepsAnswering(srv: TestServer, attack: Promise<RawExchange
   return exchanges
 }
 
-describe('A35: slowloris headers and slow bodies', () => {
+describe('S13: slowloris headers and slow bodies', () => {
   test('connections that trickle headers or send nothing are closed by the server', async (t) => {
     const srv = await startTestServer(t, SHORT)
     const trickle = Array.from({ length: 30 }, (_, i) => `X-Slow-${i}: ${i}\r\n`)

@@ -29,7 +29,7 @@ function pngFrom(srv: TestServer, localAddress: string) {
   return uploadFrom(srv, localAddress, [{ name: 'upfile', filename: 'a.png', value: png() }])
 }
 
-describe('A36: upload floods and disk exhaustion', () => {
+describe('S14: upload floods and disk exhaustion', () => {
   test('past limits.uploadsPerMinute a client is refused until its bucket refills', async (t) => {
     const srv = await startTestServer(t, { limits: { uploadsPerMinute: 3 } })
     for (let i = 0; i < 3; i++)

@@ -24,7 +24,7 @@ async function accepted(srv: TestServer, action: string, parts: Part[]) {
   return { up, text }
 }
 
-describe('A2: executable and disguised extensions', () => {
+describe('S1: executable and disguised extensions', () => {
   const names = [
     'a.aspx',
     'a.php5',
@@ -85,7 +85,7 @@ describe('A2: executable and disguised extensions', () => {
   })
 })
 
-describe('A4: traversal and odd characters in the client name', () => {
+describe('S3: traversal and odd characters in the client name', () => {
   test('traversal names are display text only: the key is server-made and stays under the root', async (t) => {
     const srv = await startTestServer(t)
     const names = [
@@ -143,7 +143,7 @@ describe('A4: traversal and odd characters in the client name', () => {
   })
 })
 
-describe('A5: multipart differentials', () => {
+describe('S4: multipart differentials', () => {
   test('filename and filename* that disagree are never stored under the script name', async (t) => {
     const srv = await startTestServer(t)
     const parts: Part[] = [
@@ -198,7 +198,7 @@ describe('A5: multipart differentials', () => {
   })
 })
 
-describe('A9: names cannot be guessed or overwritten', () => {
+describe('S8: names cannot be guessed or overwritten', () => {
   test('concurrent uploads of one name get distinct random keys and never overwrite', async (t) => {
     const srv = await startTestServer(t)
     const bodies = await Promise.all(

@@ -1,0 +1,60 @@
+import type { Metrics } from '../shared/metrics.js'
+import { currentRequest, requestIdFrom, runInRequest } from '../shared/request-context.js'
+import type { FetchHandler, Logger } from '../shared/types.js'
+
+export interface ObserveOptions {
+  log: Logger
+  metrics: Metrics
+  /** A fixed name for the part of the server a path belongs to (a metric label). */
+  routeOf(pathname: string): string
+  /** Routes whose access lines are logged at debug level (health checks, scrapes). */
+  quietRoutes?: ReadonlySet<string>
+}
+
+/**
+ * Gives each request an id (the caller's `X-Request-Id` when sane, else a new one) that every
+ * log line written while handling it carries and that the answer returns; logs one access line
+ * (path without its query, which may hold tokens) and counts the request. A handler that is
+ * already inside an observed request passes straight through.
+ */
+export function observe(handler: FetchHandler, o: ObserveOptions): FetchHandler {
+  return (request) => {
+    if (currentRequest()) return handler(request)
+    const requestId = requestIdFrom(request.headers.get('x-request-id'))
+    return runInRequest({ requestId }, async () => {
+      const started = process.hrtime.bigint()
+      const { pathname } = new URL(request.url)
+      const route = o.routeOf(pathname)
+      let status = 500
+      try {
+        const response = withHeader(await handler(request), 'X-Request-Id', requestId)
+        status = response.status
+        return response
+      } finally {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9
+        o.metrics.httpRequest(route, request.method, status, seconds)
+        const line = {
+          method: request.method,
+          path: pathname,
+          route,
+          status,
+          ms: Math.round(seconds * 1000),
+        }
+        if (o.quietRoutes?.has(route)) o.log.debug(line, 'request')
+        else o.log.info(line, 'request')
+      }
+    })
+  }
+}
+
+function withHeader(response: Response, name: string, value: string): Response {
+  try {
+    response.headers.set(name, value)
+    return response
+  } catch {
+    // Headers of a fetched Response are immutable; copy it.
+    const copy = new Response(response.body, response)
+    copy.headers.set(name, value)
+    return copy
+  }
+}
