@@ -16,8 +16,9 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   db: ['shared'],
   images: ['shared', 'ingest'],
   http: ['shared', 'storage'],
-  editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images'],
-  materials: ['shared', 'config', 'db'],
+  auth: ['shared', 'config'],
+  editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth'],
+  materials: ['shared', 'config', 'db', 'auth'],
 }
 const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'better-sqlite3': ['db/open.ts'],
@@ -30,6 +31,7 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   kysely: ['db/'],
   zod: ['config/', 'materials/'],
   'sanitize-html': ['materials/sanitize.ts'],
+  jose: ['auth/jwt.ts'],
 }
 
 function sourceFiles(dir: string): string[] {

@@ -39,6 +39,8 @@ export const CODES = {
   UE_CONFIG_INVALID: { status: 500 },
   UE_SHUTTING_DOWN: { status: 503 },
   UE_INTERNAL: { status: 500 },
+  UE_AUTH_THROTTLED: { status: 429 },
+  UE_QUOTA_EXCEEDED: { status: 413 },
 } as const satisfies Record<string, { status: number }>
 
 export type UeErrorCode = keyof typeof CODES

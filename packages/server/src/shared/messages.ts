@@ -40,6 +40,8 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_CONFIG_INVALID: '配置文件初始化失败',
     UE_SHUTTING_DOWN: '服务器正在关闭，请稍后重试',
     UE_INTERNAL: '未知错误',
+    UE_AUTH_THROTTLED: '认证失败次数过多，请稍后再试',
+    UE_QUOTA_EXCEEDED: '存储空间已超出个人配额',
   },
   en: {
     UE_ACTION_UNKNOWN: 'Unknown action',
@@ -77,6 +79,8 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_CONFIG_INVALID: 'The server configuration is invalid',
     UE_SHUTTING_DOWN: 'The server is shutting down, please retry',
     UE_INTERNAL: 'Unknown error',
+    UE_AUTH_THROTTLED: 'Too many failed sign-ins, please retry later',
+    UE_QUOTA_EXCEEDED: 'Your storage quota is used up',
   },
 }
 
