@@ -348,7 +348,11 @@ describe('a token in the query string (the channel JSONP and the Word import can
 
   test('a JSONP catch with a valid token captures without the jsonpActions opt-in; without one it fetches nothing', async (t) => {
     const origin = await startOriginServer(t, images)
-    const srv = await startTestServer(t, { ...config, catcher: { allowHosts: [origin.host] } })
+    const srv = await startTestServer(t, {
+      ...config,
+      editor: { catcherLocalDomain: ['img.local.example'] },
+      catcher: { allowHosts: [origin.host] },
+    })
     const source = encodeURIComponent(origin.url('/a.png'))
 
     const refused = await fetch(srv.action('catch', `&source%5B%5D=${source}&callback=cb1`))
