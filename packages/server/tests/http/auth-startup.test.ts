@@ -69,3 +69,36 @@ test('without auth only loopback is allowed; an explicit UEDITOR_AUTH=none elsew
     /authorize function/,
   )
 })
+
+test('auth settings from the environment are validated, and a bad one is reported without its value', () => {
+  const cfg = loadConfig({
+    env: {
+      UEDITOR_AUTH_TOKENS: 'alice:alice-token-0123456789abcdef,bob:bob-token-0123456789abcdef',
+      UEDITOR_AUTH_ADMIN_USERS: 'alice',
+      UEDITOR_AUTH_HEADER: 'X-Token',
+      UEDITOR_AUTH_QUERY_PARAM: 'token',
+      UEDITOR_AUTH_SHARED_LIBRARY: 'true',
+      UEDITOR_DELETE_ENABLED: 'true',
+      UEDITOR_QUOTA_BYTES: '1048576',
+    },
+  })
+  assert.equal(cfg.auth.tokens.length, 2)
+  assert.deepEqual(cfg.auth.adminUsers, ['alice'])
+  assert.equal(cfg.auth.header, 'X-Token')
+  assert.equal(cfg.auth.queryParam, 'token')
+  assert.equal(cfg.auth.sharedLibrary, true)
+  assert.equal(cfg.delete.enabled, true)
+  assert.equal(cfg.limits.quotaBytes, 1_048_576)
+
+  const leaked = 'sh0rt'
+  assert.throws(
+    () =>
+      loadConfig({
+        env: { UEDITOR_AUTH_TOKENS: `alice:${leaked}`, UEDITOR_AUTH_QUERY_PARAM: 'callback' },
+      }),
+    (e: Error) =>
+      /auth\.tokens\.0 \(from UEDITOR_AUTH_TOKENS\)|auth\.tokens\.0/.test(e.message) &&
+      /auth\.queryParam/.test(e.message) &&
+      !e.message.includes(leaked),
+  )
+})

@@ -25,6 +25,7 @@ describe('image and limit settings', () => {
       uploadsPerMinute: 120,
       concurrentUploads: 16,
       minFreeBytes: 134_217_728,
+      quotaBytes: 0,
     })
   })
 
@@ -42,6 +43,7 @@ describe('image and limit settings', () => {
         UEDITOR_LIMIT_UPLOADS_PER_MINUTE: '10',
         UEDITOR_LIMIT_CONCURRENT_UPLOADS: '2',
         UEDITOR_LIMIT_MIN_FREE_BYTES: '0',
+        UEDITOR_QUOTA_BYTES: '1048576',
       },
     })
     assert.equal(config.images.enabled, false)
@@ -52,7 +54,12 @@ describe('image and limit settings', () => {
     assert.equal(config.images.quality, 70)
     assert.equal(config.images.watermark?.file, '/srv/app/marks/logo.png')
     assert.equal(config.images.watermark?.position, 'southeast')
-    assert.deepEqual(config.limits, { uploadsPerMinute: 10, concurrentUploads: 2, minFreeBytes: 0 })
+    assert.deepEqual(config.limits, {
+      uploadsPerMinute: 10,
+      concurrentUploads: 2,
+      minFreeBytes: 0,
+      quotaBytes: 1_048_576,
+    })
   })
 
   test('bad values are listed with the variable they came from', () => {
