@@ -1,4 +1,8 @@
 import { mkdir } from 'node:fs/promises'
+import { type AuthSetup, createAuthenticator } from './auth/authenticator.js'
+import { type ResolvedMode, resolveAuthMode } from './auth/mode.js'
+import { failureThrottle } from './auth/throttle.js'
+import type { AuthorizeHook } from './auth/types.js'
 import { type LoadOptions, loadConfig, type ServerConfig } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
 import { MATERIALS_MIGRATION } from './db/migrations.js'
@@ -40,10 +44,17 @@ export interface UeditorOptions {
    * address `lookup` returns before `connect` is called; leave both unset in production.
    */
   remote?: { lookup?: HostLookup; connect?: Dialer }
+  /**
+   * The embedded auth mode: decide from the host app's own session who the request is for
+   * (`{ user, admin? }`), or null for nobody (docs/auth.md).
+   */
+  authorize?: AuthorizeHook
 }
 
 export interface UeditorServer {
   readonly config: ServerConfig
+  /** The auth mode in force, and whether the configuration named it. */
+  readonly auth: ResolvedMode
   /** The UEditor endpoint: routes on `?action=` only, so it can be mounted at any path. */
   readonly editor: FetchHandler
   /** Serves stored files under `routes.files`. */
@@ -80,7 +91,16 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       ? silentLogger
       : createLogger({ level: config.logLevel, format: config.logFormat }))
   const metrics = createMetrics()
-  const table = buildActionTable(config.editor)
+  const table = buildActionTable(config.editor, {
+    deleteActionName: config.delete.enabled ? config.delete.actionName : undefined,
+  })
+  const authSetup: AuthSetup = {
+    settings: config.auth,
+    mode: resolveAuthMode(config.auth, options.authorize !== undefined),
+    hook: options.authorize,
+    throttle: failureThrottle(config.auth.failuresPerMinute),
+    log,
+  }
 
   await mkdir(config.uploads.tempDir, { recursive: true })
   const stale = await removeStaleSpools(config.uploads.tempDir)
@@ -111,7 +131,10 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     connect: options.remote?.connect,
   })
 
-  const cors = (h: FetchHandler) => withCors(h, config.http.corsOrigins)
+  const authHeaders = config.auth.header ? [config.auth.header] : []
+  const cors = (h: FetchHandler) =>
+    withCors(h, config.http.corsOrigins, 'GET, POST, OPTIONS', authHeaders)
+  const auth = createAuthenticator(authSetup)
   const editor = cors(
     createEditorHandler({
       config,
@@ -122,15 +145,28 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       remote,
       log,
       metrics,
+      auth,
     }),
   )
-  const materialsApi = createMaterialsApi({ config, repo: store.materials, log, metrics })
+  const materialsApi = createMaterialsApi({
+    config,
+    repo: store.materials,
+    log,
+    metrics,
+    auth: authSetup,
+  })
   const materialsMethods = 'GET, POST, PUT, PATCH, DELETE, OPTIONS'
-  const materials = withCors(materialsApi.handler(), config.http.corsOrigins, materialsMethods)
+  const materials = withCors(
+    materialsApi.handler(),
+    config.http.corsOrigins,
+    materialsMethods,
+    authHeaders,
+  )
   const mountedMaterials = withCors(
     materialsApi.handler(config.routes.materials),
     config.http.corsOrigins,
     materialsMethods,
+    authHeaders,
   )
   const files = createFileServer({
     storage,
@@ -194,6 +230,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   let closed = false
   return {
     config,
+    auth: authSetup.mode,
     editor: observed(editor, 'editor'),
     files: observed(files, 'files'),
     materials: observed(materials, 'materials'),

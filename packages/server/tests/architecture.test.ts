@@ -16,8 +16,9 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   db: ['shared'],
   images: ['shared', 'ingest'],
   http: ['shared', 'storage'],
-  editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images'],
-  materials: ['shared', 'config', 'db'],
+  auth: ['shared', 'config'],
+  editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth'],
+  materials: ['shared', 'config', 'db', 'auth'],
   formula: ['shared', 'images'],
 }
 const PACKAGE_OWNERS: Record<string, readonly string[]> = {
@@ -37,6 +38,7 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   pino: ['shared/log.ts'],
   'pino-pretty': ['shared/log.ts'],
   'prom-client': ['shared/metrics.ts'],
+  jose: ['auth/jwt.ts'],
 }
 
 function sourceFiles(dir: string): string[] {

@@ -336,6 +336,87 @@ export const ENV_VARS: readonly EnvVar[] = [
     kind: 'int',
     help: 'formula render worker threads',
   },
+  {
+    name: 'UEDITOR_QUOTA_BYTES',
+    paths: one('limits', 'quotaBytes'),
+    kind: 'int',
+    help: 'per user',
+  },
+  { name: 'UEDITOR_AUTH', paths: one('auth', 'mode'), kind: 'string', help: 'auth mode' },
+  { name: 'UEDITOR_AUTH_TOKENS', paths: one('auth', 'tokens'), kind: 'list', help: 'user:token' },
+  {
+    name: 'UEDITOR_AUTH_ADMIN_USERS',
+    paths: one('auth', 'adminUsers'),
+    kind: 'list',
+    help: 'admin users',
+  },
+  {
+    name: 'UEDITOR_AUTH_JWT_SECRET',
+    paths: one('auth', 'jwt', 'secret'),
+    kind: 'string',
+    help: 'HS256 secret',
+  },
+  {
+    name: 'UEDITOR_AUTH_JWKS_URL',
+    paths: one('auth', 'jwt', 'jwksUrl'),
+    kind: 'string',
+    help: 'JWKS URL',
+  },
+  {
+    name: 'UEDITOR_AUTH_JWT_ALGORITHMS',
+    paths: one('auth', 'jwt', 'algorithms'),
+    kind: 'list',
+    help: 'pinned JWT algorithms',
+  },
+  {
+    name: 'UEDITOR_AUTH_JWT_ISSUER',
+    paths: one('auth', 'jwt', 'issuer'),
+    kind: 'string',
+    help: 'expected iss',
+  },
+  {
+    name: 'UEDITOR_AUTH_JWT_AUDIENCE',
+    paths: one('auth', 'jwt', 'audience'),
+    kind: 'string',
+    help: 'expected aud',
+  },
+  {
+    name: 'UEDITOR_AUTH_JWT_ADMIN_CLAIM',
+    paths: one('auth', 'jwt', 'adminClaim'),
+    kind: 'string',
+    help: 'claim granting admin',
+  },
+  { name: 'UEDITOR_AUTH_HEADER', paths: one('auth', 'header'), kind: 'string', help: 'header' },
+  {
+    name: 'UEDITOR_AUTH_QUERY_PARAM',
+    paths: one('auth', 'queryParam'),
+    kind: 'string',
+    help: 'query parameter',
+  },
+  {
+    name: 'UEDITOR_AUTH_PUBLIC_CONFIG',
+    paths: one('auth', 'publicConfig'),
+    kind: 'bool',
+    help: 'config without a credential',
+  },
+  {
+    name: 'UEDITOR_AUTH_SHARED_LIBRARY',
+    paths: one('auth', 'sharedLibrary'),
+    kind: 'bool',
+    help: 'listings show every user',
+  },
+  {
+    name: 'UEDITOR_AUTH_FAILURES_PER_MINUTE',
+    paths: one('auth', 'failuresPerMinute'),
+    kind: 'int',
+    help: 'failed credentials per address per minute',
+  },
+  {
+    name: 'UEDITOR_DELETE_ENABLED',
+    paths: one('delete', 'enabled'),
+    kind: 'bool',
+    help: 'the delete action',
+  },
 ]
 
 export interface LoadOptions {

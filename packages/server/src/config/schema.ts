@@ -186,6 +186,92 @@ const bearerToken = z
   .regex(/^[A-Za-z0-9._~+/-]+=*$/, 'must be a Bearer token: letters, digits and -._~+/ only')
 const absolutePath = z.string().regex(/^\/[A-Za-z0-9._~/-]*$/, 'must be an absolute URL path')
 
+const userId = z.string().regex(/^[A-Za-z0-9_.@-]{1,128}$/, 'must be 1-128 letters, digits or _.@-')
+/** `user:token` (UEDITOR_AUTH_TOKENS="alice:…,bob:…"); the message never repeats the value. */
+const userToken = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9_.@-]{1,128}:[A-Za-z0-9._~+/-]{16,512}=*$/,
+    'must be user:token, the token 16-512 characters of letters, digits and -._~+/',
+  )
+const headerName = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'must be an HTTP header name such as X-Token')
+const JWT_ALGORITHMS = [
+  'HS256',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const
+
+const AuthConfigSchema = z
+  .strictObject({
+    /** Absent: chosen from what is configured (hook, JWT, tokens), else `none`. */
+    mode: z.enum(['none', 'tokens', 'jwt', 'hook']).optional(),
+    tokens: z.array(userToken).default([]),
+    /** Users (static tokens) who may see and delete every file and write materials. */
+    adminUsers: z.array(userId).default([]),
+    jwt: z
+      .strictObject({
+        /** HS256 shared secret (a secret: messages name the key, never the value). */
+        secret: z.string().min(32, 'must be at least 32 characters').optional(),
+        jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
+        /** Pinned; default HS256 with a secret, RS256 and ES256 with a JWKS. */
+        algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1).optional(),
+        issuer: z.string().min(1).optional(),
+        audience: z.string().min(1).optional(),
+        /** A claim that grants admin when it is `true`, `"admin"`, or a list holding "admin". */
+        adminClaim: z.string().min(1).default('ueditor_admin'),
+        clockToleranceSeconds: z.number().int().min(0).max(300).default(30),
+      })
+      .refine((j) => !(j.secret !== undefined && j.jwksUrl !== undefined), {
+        message: 'set either secret or jwksUrl, not both',
+      })
+      .prefault({}),
+    /** A second header the token may come in (raw or as `Bearer …`), e.g. X-Token. */
+    header: headerName.optional(),
+    /** A query parameter the token may come in (the only channel JSONP can use). Off: absent. */
+    queryParam: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/, 'must be a query parameter name such as token')
+      .refine((v) => !['action', 'callback', 'start', 'size'].includes(v), {
+        message: 'clashes with a parameter the editor sends',
+      })
+      .optional(),
+    /** `config` answers without a credential (it holds nothing private). */
+    publicConfig: z.boolean().default(true),
+    /** Listings show every user's files (those with an owner), not only the caller's. */
+    sharedLibrary: z.boolean().default(false),
+    /** With the authorize hook (cookies), JSONP listings and JSONP catch are refused unless set. */
+    hookJsonp: z.boolean().default(false),
+    /** Failed credentials one client address may present per minute before it is throttled. */
+    failuresPerMinute: z.number().int().min(0).default(30),
+  })
+  .superRefine((a, ctx) => {
+    if (a.mode === 'tokens' && a.tokens.length === 0)
+      ctx.addIssue({ code: 'custom', message: 'mode tokens needs auth.tokens' })
+    const jwt = a.jwt.secret !== undefined || a.jwt.jwksUrl !== undefined
+    if (a.mode === 'jwt' && !jwt)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'mode jwt needs auth.jwt.secret or auth.jwt.jwksUrl',
+      })
+    if (jwt && a.jwt.audience === undefined && (a.mode === undefined || a.mode === 'jwt'))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['jwt', 'audience'],
+        message: 'is required with JWTs, so a token minted for another service is refused',
+      })
+  })
+  .prefault({})
+
 export const ServerConfigSchema = z.strictObject({
   dataDir: z.string().min(1).default('./data'),
   locale: z.enum(['zh-CN', 'en']).default('zh-CN'),
@@ -414,6 +500,17 @@ export const ServerConfigSchema = z.strictObject({
       minFreeBytes: z.number().int().min(0).default(134_217_728),
       /** Open connections one client address may hold on the standalone server. 0: off. */
       connectionsPerClient: z.number().int().min(0).default(256),
+      /** Bytes one user may have stored, summed in the index (docs/auth.md). 0: no quota. */
+      quotaBytes: z.number().int().min(0).default(0),
+    })
+    .prefault({}),
+  /** Who may use the editor endpoint and the materials API (docs/auth.md). */
+  auth: AuthConfigSchema,
+  /** The opt-in delete action: a user deletes their own stored file by its URL. */
+  delete: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      actionName: actionName.default('deletefile'),
     })
     .prefault({}),
 })

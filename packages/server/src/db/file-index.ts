@@ -11,6 +11,7 @@ export function createFileIndex(db: Kysely<DbSchema>): FileIndex {
     list: (q) => guarded(() => list(db, q)),
     get: (key) => guarded(() => get(db, key)),
     remove: (key) => guarded(() => remove(db, key)),
+    usage: (owner) => guarded(() => usage(db, owner)),
   }
 }
 
@@ -26,6 +27,7 @@ async function add(db: Kysely<DbSchema>, entry: NewFileEntry): Promise<FileEntry
       mime: entry.mime,
       sha256: entry.sha256,
       createdAt: entry.createdAt ?? Date.now(),
+      owner: entry.owner ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow()
@@ -43,8 +45,11 @@ async function list(
   // `IN ()` is a syntax error on PostgreSQL: no categories simply matches nothing.
   if (q.categories.length === 0) return { items: [], total: 0 }
   const exts = q.exts ?? []
+  const owners = q.owners ?? { kind: 'all' }
   const matches = db
     .selectFrom('files')
+    .$if(owners.kind === 'user', (qb) => qb.where('owner', '=', (owners as { user: string }).user))
+    .$if(owners.kind === 'owned', (qb) => qb.where('owner', 'is not', null))
     .where('category', 'in', q.categories)
     .$if(exts.length > 0, (qb) => qb.where('ext', 'in', exts))
 
@@ -76,6 +81,15 @@ async function remove(db: Kysely<DbSchema>, key: StorageKey): Promise<boolean> {
   return numDeletedRows > 0n
 }
 
+async function usage(db: Kysely<DbSchema>, owner: string): Promise<number> {
+  const { bytes } = await db
+    .selectFrom('files')
+    .where('owner', '=', owner)
+    .select((eb) => eb.fn.sum<number | string | bigint | null>('size').as('bytes'))
+    .executeTakeFirstOrThrow()
+  return Number(bytes ?? 0)
+}
+
 // Drivers disagree on nulls and big integers (pg returns bigint columns as strings).
 function toEntry(row: FileRow): FileEntry {
   return {
@@ -88,6 +102,7 @@ function toEntry(row: FileRow): FileEntry {
     mime: row.mime ?? '',
     sha256: row.sha256 ?? '',
     createdAt: Number(row.createdAt),
+    owner: row.owner ?? null,
   }
 }
 

@@ -81,6 +81,21 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('categories').execute()
     },
   },
+  // Rows from before owners existed keep a null owner: only admins see them.
+  '0003_file_owner': {
+    async up(db: AnyDb) {
+      await db.schema.alterTable('files').addColumn('owner', 'text').execute()
+      await db.schema
+        .createIndex('files_owner_category_created_at_id_idx')
+        .on('files')
+        .columns(['owner', 'category', 'created_at', 'id'])
+        .execute()
+    },
+    async down(db: AnyDb) {
+      await db.schema.dropIndex('files_owner_category_created_at_id_idx').execute()
+      await db.schema.alterTable('files').dropColumn('owner').execute()
+    },
+  },
 }
 
 const migrationProvider: MigrationProvider = {

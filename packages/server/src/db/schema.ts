@@ -17,6 +17,8 @@ export interface FilesTable {
   sha256: string | null
   /** Milliseconds since the epoch (bigint). */
   createdAt: number
+  /** The user who stored it; null for files stored without auth (or before owners existed). */
+  owner: string | null
 }
 
 /** Material categories: a tree through `parentId` (null at the top). */

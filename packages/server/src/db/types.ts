@@ -12,12 +12,22 @@ export interface FileEntry {
   sha256: string
   /** Milliseconds since the epoch. */
   createdAt: number
+  /** The user who stored it; null when stored without auth or before owners existed. */
+  owner: string | null
 }
 
-export type NewFileEntry = Omit<FileEntry, 'id' | 'createdAt'> & { createdAt?: number }
+export type NewFileEntry = Omit<FileEntry, 'id' | 'createdAt' | 'owner'> & {
+  createdAt?: number
+  owner?: string | null
+}
+
+/** Whose files a listing shows: every row, every row with an owner, or one user's. */
+export type OwnerFilter = { kind: 'all' } | { kind: 'owned' } | { kind: 'user'; user: string }
 
 export interface ListQuery {
   categories: readonly Category[]
+  /** Absent: every row. */
+  owners?: OwnerFilter
   /** Lower-case dotted extensions; absent or empty means any. */
   exts?: readonly string[]
   start: number
@@ -30,6 +40,8 @@ export interface FileIndex {
   list(q: ListQuery): Promise<Page<FileEntry>>
   get(key: StorageKey): Promise<FileEntry | null>
   remove(key: StorageKey): Promise<boolean>
+  /** Bytes stored by one user, summed in the database (so it holds across nodes). */
+  usage(owner: string): Promise<number>
 }
 
 export interface MetadataStore {

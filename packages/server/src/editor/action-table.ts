@@ -5,7 +5,7 @@ import type { Category } from '../shared/types.js'
 /** What the image actions store and `listImage` lists; only these are resized and watermarked. */
 export const IMAGE_CATEGORIES: readonly Category[] = ['image', 'scrawl', 'snapscreen', 'catch']
 
-export type ActionKind = 'config' | 'upload' | 'base64' | 'catch' | 'list'
+export type ActionKind = 'config' | 'upload' | 'base64' | 'catch' | 'list' | 'delete'
 
 export interface UploadRule {
   category: Category
@@ -31,6 +31,7 @@ export type ActionDef =
   | { name: string; kind: 'upload' | 'base64'; rule: UploadRule }
   | { name: string; kind: 'catch'; rule: CatchRule }
   | { name: string; kind: 'list'; rule: ListRule }
+  | { name: string; kind: 'delete' }
 
 export type ActionTable = ReadonlyMap<string, ActionDef>
 
@@ -39,7 +40,10 @@ export type ActionTable = ReadonlyMap<string, ActionDef>
  * the action. Two entries may share a name only when they are the same upload (snapscreen
  * usually reuses the image action); any other clash is a configuration error.
  */
-export function buildActionTable(e: EditorConfig): ActionTable {
+export function buildActionTable(
+  e: EditorConfig,
+  extra: { deleteActionName?: string | undefined } = {},
+): ActionTable {
   const image: UploadRule = {
     category: 'image',
     fieldNames: unique([e.imageFieldName, 'upfile']),
@@ -109,6 +113,7 @@ export function buildActionTable(e: EditorConfig): ActionTable {
         allowFiles: e.fileManagerAllowFiles,
       },
     },
+    ...(extra.deleteActionName ? [{ name: extra.deleteActionName, kind: 'delete' as const }] : []),
   ]
 
   const table = new Map<string, ActionDef>()

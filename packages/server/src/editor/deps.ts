@@ -1,3 +1,5 @@
+import type { Authenticator } from '../auth/authenticator.js'
+import type { Principal } from '../auth/types.js'
 import type { ServerConfig } from '../config/load.js'
 import type { FileIndex } from '../db/types.js'
 import type { ImageProcessor } from '../images/processor.js'
@@ -20,12 +22,18 @@ export interface EditorDeps {
   log: Logger
   /** Request, refusal, byte and catch counters; none when absent. */
   metrics?: Metrics
+  /** Who a request acts for (docs/auth.md). */
+  auth: Authenticator
+}
+
+/** The caller of one request: who (when known) and from where (when the adapter knows). */
+export interface Actor extends Principal {
+  address?: string | undefined
 }
 
 export interface ActionContext {
   request: Request
   url: URL
   deps: EditorDeps
-  /** Whose request this is, for per-client limits and fair queues; undefined when unknown. */
-  client: string | undefined
+  actor: Actor
 }

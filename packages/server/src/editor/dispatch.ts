@@ -1,3 +1,4 @@
+import { ANONYMOUS } from '../auth/authenticator.js'
 import { isUeError, UeError } from '../shared/errors.js'
 import { messageFor } from '../shared/messages.js'
 import { noMetrics } from '../shared/metrics.js'
@@ -7,10 +8,11 @@ import type { ActionDef, ActionKind } from './action-table.js'
 import { handleBase64 } from './actions/base64.js'
 import { handleCatch, refuseCatchOverJsonp } from './actions/catch.js'
 import { handleConfig } from './actions/config.js'
+import { handleDelete } from './actions/delete.js'
 import { handleList } from './actions/list.js'
 import { handleUpload } from './actions/upload.js'
-import type { ActionContext, EditorDeps } from './deps.js'
-import { clientKey, createUploadGate } from './limits.js'
+import type { ActionContext, Actor, EditorDeps } from './deps.js'
+import { createUploadGate } from './limits.js'
 import { recordAnswer } from './outcomes.js'
 import { isValidCallback, jsonpResponse, jsonResponse } from './respond.js'
 
@@ -26,6 +28,8 @@ function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
       return handleList(ctx, def.rule)
     case 'catch':
       return handleCatch(ctx, def.rule)
+    case 'delete':
+      return handleDelete(ctx)
     default:
       throw new UeError('UE_ACTION_UNKNOWN')
   }
@@ -33,6 +37,8 @@ function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
 
 const READS: ReadonlySet<ActionKind> = new Set(['config', 'list'])
 const WRITES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch'])
+/** JSONP a cookie alone must never authorise: it reads private data or stores files. */
+const PRIVATE_JSONP: ReadonlySet<ActionKind> = new Set(['list', 'catch'])
 
 /**
  * The UEditor endpoint: routes on `?action=` only (any mount path works), answers strict JSON,
@@ -54,8 +60,11 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
     const actions = url.searchParams.getAll('action')
     const def = actions.length === 1 ? deps.table.get(actions[0] as string) : undefined
     const callback = url.searchParams.get('callback')
-    const jsonp =
+    let jsonp =
       def !== undefined && callback !== null && request.method === 'GET' && jsonpKinds.has(def.kind)
+    // A JSONP catch gets a JSONP answer even when refused, or the editor retries forever.
+    const jsonpCatch =
+      def?.kind === 'catch' && request.method === 'GET' && isValidCallback(callback ?? '')
 
     const fail = (error: UeError): Response => {
       recordAnswer(metrics, def, started, { code: error.code })
@@ -63,7 +72,8 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       const body: Record<string, unknown> = { state, code: error.code }
       // The editor reads only `list[0]` of a catch answer; without it, capture stops for good.
       if (def?.kind === 'catch') body.list = [{ state, code: error.code, source: '' }]
-      if (jsonp && isValidCallback(callback ?? '')) return jsonpResponse(callback ?? '', body)
+      if ((jsonp || jsonpCatch) && isValidCallback(callback ?? ''))
+        return jsonpResponse(callback ?? '', body)
       const status = config.http.errorStatus === 'http' ? error.status : 200
       // Part of the body may still be unread; closing is cheaper than draining it.
       const headers: HeadersInit = request.method === 'POST' ? { Connection: 'close' } : {}
@@ -73,25 +83,30 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
     try {
       if (!def) throw new UeError('UE_ACTION_UNKNOWN')
       if (jsonp && !isValidCallback(callback ?? '')) throw new UeError('UE_CALLBACK_INVALID')
+      // Before the body is read: a refused request stores nothing and costs no parsing.
+      const principal =
+        def.kind === 'config' && config.auth.publicConfig
+          ? ANONYMOUS
+          : await deps.auth.authenticate(request, url)
+      const actor: Actor = { ...principal, address: requestInfo(request)?.remoteAddress }
+      // A token in the URL is the user's own act (no page can read it): JSONP catch is allowed.
+      if (jsonpCatch && principal.channel === 'query') jsonp = true
+      // A cookie (the hook) rides along on any cross-site script tag: no private JSONP with it.
+      const cookieJsonp =
+        principal.channel === 'hook' && PRIVATE_JSONP.has(def.kind) && !config.auth.hookJsonp
+      if (def.kind === 'list' && jsonp && cookieJsonp) throw new UeError('UE_FORBIDDEN')
       // A JSONP catch while it is off still gets a JSONP list, or the editor retries forever.
-      if (
-        def.kind === 'catch' &&
-        !jsonp &&
-        request.method === 'GET' &&
-        isValidCallback(callback ?? '')
-      )
+      if (def.kind === 'catch' && jsonpCatch && (!jsonp || cookieJsonp))
         return jsonpResponse(callback ?? '', refuseCatchOverJsonp(url, def.rule, config))
       const method = request.method === 'HEAD' ? 'GET' : request.method
       const allowed = READS.has(def.kind) || (def.kind === 'catch' && jsonp) ? 'GET' : 'POST'
       if (method !== allowed) throw new UeError('UE_METHOD_NOT_ALLOWED')
       // Admitted before the body is read: a refused flood costs no disk and no parsing.
-      const address = requestInfo(request)?.remoteAddress
-      const client = address === undefined ? undefined : clientKey(address)
-      const release = WRITES.has(def.kind) ? await gate.admit(client) : undefined
+      const release = WRITES.has(def.kind) ? await gate.admit(actor) : undefined
       const uploadEnded = release ? metrics.uploadStarted() : undefined
       let result: object
       try {
-        result = await runAction({ request, url, deps, client }, def)
+        result = await runAction({ request, url, deps, actor }, def)
       } finally {
         release?.()
         uploadEnded?.()

@@ -1,7 +1,9 @@
 import { statfs } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import ipaddr from 'ipaddr.js'
+import { clientKey } from '../auth/client-key.js'
 import { UeError } from '../shared/errors.js'
+
+export { clientKey }
 
 export interface UploadLimits {
   uploadsPerMinute: number
@@ -9,10 +11,21 @@ export interface UploadLimits {
   minFreeBytes: number
 }
 
+/** Who an upload counts against: the signed-in user when known, else the client address. */
+export interface UploadClient {
+  user?: string | null | undefined
+  address?: string | undefined
+}
+
+/** The key an upload counts against: `user:<id>` when signed in, else the address's key. */
+export function uploadClientKey(client: UploadClient): string | undefined {
+  if (client.user) return `user:${client.user}`
+  return client.address ? clientKey(client.address) : undefined
+}
+
 /** Admits one upload or throws; the returned function ends it (call it exactly once). */
 export interface UploadGate {
-  /** `client` is a key from `clientKey` (or a user id); undefined skips the per-client limits. */
-  admit(client: string | undefined): Promise<() => void>
+  admit(client: UploadClient): Promise<() => void>
 }
 
 interface Bucket {
@@ -25,9 +38,10 @@ interface Bucket {
 const MAX_TRACKED_CLIENTS = 10_000
 
 /**
- * Upload flood guards (docs/security.md, row S14): a token bucket and an in-flight cap per client, and a
- * free-space floor on the storage volume. A request with no known client address (the fetch
- * handler used without `toNodeHandler`) skips the per-client limits; the floor still applies.
+ * Upload flood guards: a token bucket and an in-flight cap per user (per client address when
+ * nobody is signed in), and a free-space floor on the storage volume. An anonymous request
+ * with no known address (the fetch handler used without `toNodeHandler`) skips the per-client
+ * limits; the floor still applies.
  */
 export function createUploadGate(
   o: UploadLimits & { storageRoot: string },
@@ -76,7 +90,8 @@ export function createUploadGate(
   return {
     async admit(client) {
       const limited = o.uploadsPerMinute > 0 || o.concurrentUploads > 0
-      const release = client && limited ? take(client) : () => {}
+      const key = uploadClientKey(client)
+      const release = key && limited ? take(key) : () => {}
       try {
         if (o.minFreeBytes > 0 && (await freeBytes(o.storageRoot)) < o.minFreeBytes)
           throw new UeError('UE_STORAGE_FULL')
@@ -87,14 +102,6 @@ export function createUploadGate(
       return release
     },
   }
-}
-
-/** One bucket per IPv4 address, and per /64 for IPv6 (one host usually holds a whole /64). */
-export function clientKey(address: string): string {
-  if (!ipaddr.isValid(address)) return address
-  const ip = ipaddr.process(address)
-  if (ip.kind() === 'ipv4') return ip.toString()
-  return `${ip.toNormalizedString().split(':').slice(0, 4).join(':')}::/64`
 }
 
 /** Free bytes for unprivileged writers on the volume holding `path` (or its nearest parent). */

@@ -8,7 +8,8 @@ import type { TempFile } from '../ingest/temp-file.js'
 import { UeError } from '../shared/errors.js'
 import type { Category, StorageKey } from '../shared/types.js'
 import { IMAGE_CATEGORIES, type UploadRule } from './action-table.js'
-import type { ActionContext, EditorDeps } from './deps.js'
+import type { Actor, EditorDeps } from './deps.js'
+import { uploadClientKey } from './limits.js'
 
 const KEY_ATTEMPTS = 3
 
@@ -17,33 +18,56 @@ const KEY_ATTEMPTS = 3
  * nothing stays half-done: an object whose index row cannot be written is deleted again.
  */
 export async function storeTempFile(
-  ctx: ActionContext,
+  deps: EditorDeps,
   file: TempFile,
   rule: UploadRule,
   claimedExt: string,
+  actor: Actor,
 ): Promise<FileEntry> {
-  const { deps } = ctx
   const sniffed = await decideContentType(file.path, claimedExt, rule.allowFiles, {
     allowActiveContent: deps.config.security.allowActiveContent,
   })
   const processed = deps.images.handles(sniffed.ext)
-    ? await deps.images.process(file, sniffed, imagePolicy(ctx, rule.category))
+    ? await deps.images.process(file, sniffed, imagePolicy(deps, rule.category, actor))
     : { file, ...sniffed }
   try {
-    return await storeProcessed(deps, processed.file, rule, processed)
+    await checkQuota(deps, actor, processed.file.size)
+    const entry = await storeProcessed(deps, processed.file, rule, processed, actor)
+    deps.log.info(
+      {
+        audit: 'upload',
+        user: actor.user,
+        address: actor.address,
+        category: entry.category,
+        key: entry.key,
+        size: entry.size,
+      },
+      'file stored',
+    )
+    return entry
   } finally {
     if (processed.file !== file) await processed.file.dispose()
   }
 }
 
 /** Only the image categories are resized and watermarked; any stored image is re-encoded. */
-function imagePolicy(ctx: ActionContext, category: Category): ImagePolicy {
-  const { imageCompressEnable, imageCompressBorder } = ctx.deps.config.editor
-  const { client } = ctx
+function imagePolicy(deps: EditorDeps, category: Category, actor: Actor): ImagePolicy {
+  const { imageCompressEnable, imageCompressBorder } = deps.config.editor
+  const client = uploadClientKey(actor)
   if (!IMAGE_CATEGORIES.includes(category)) return { watermark: false, client }
   return imageCompressEnable
     ? { maxLongSide: imageCompressBorder, watermark: true, client }
     : { watermark: true, client }
+}
+
+/**
+ * The per-user quota, summed in the index. Checked before storing (no wasted write) and again
+ * after the row exists, so two nodes storing for one user at once cannot both pass.
+ */
+async function checkQuota(deps: EditorDeps, actor: Actor, size: number): Promise<void> {
+  const quota = deps.config.limits.quotaBytes
+  if (quota === 0 || actor.user === null) return
+  if ((await deps.files.usage(actor.user)) + size > quota) throw new UeError('UE_QUOTA_EXCEEDED')
 }
 
 async function storeProcessed(
@@ -51,10 +75,12 @@ async function storeProcessed(
   file: TempFile,
   rule: UploadRule,
   type: { ext: string; mime: string },
+  actor: Actor,
 ): Promise<FileEntry> {
   const key = await putUnderFreshKey(deps, file, rule.pathFormat, type.ext, type.mime)
+  let indexed = false
   try {
-    return await deps.files.add({
+    const entry = await deps.files.add({
       key,
       category: rule.category,
       originalName: cleanOriginalName(file.originalName, `${rule.category}${type.ext}`),
@@ -62,8 +88,13 @@ async function storeProcessed(
       size: file.size,
       mime: type.mime,
       sha256: file.sha256,
+      owner: actor.user,
     })
+    indexed = true
+    await checkQuota(deps, actor, 0)
+    return entry
   } catch (cause) {
+    if (indexed) await deps.files.remove(key).catch(() => {})
     await deps.storage
       .delete(key)
       .catch((e: unknown) => deps.log.error({ err: e, key }, 'undo failed'))

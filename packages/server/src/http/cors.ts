@@ -11,8 +11,11 @@ export function withCors(
   handler: FetchHandler,
   origins: readonly string[],
   methods = 'GET, POST, OPTIONS',
+  /** More request headers to allow, e.g. the configured auth header (`X-Token`). */
+  extraHeaders: readonly string[] = [],
 ): FetchHandler {
   const allowed = new Set(origins)
+  const allowedHeaders = [ALLOWED_HEADERS, ...extraHeaders].join(', ')
   return async (request) => {
     const origin = request.headers.get('origin')
     const ok = origin !== null && allowed.has(origin)
@@ -21,7 +24,7 @@ export function withCors(
       if (ok) {
         headers.set('Access-Control-Allow-Origin', origin)
         headers.set('Access-Control-Allow-Methods', methods)
-        headers.set('Access-Control-Allow-Headers', ALLOWED_HEADERS)
+        headers.set('Access-Control-Allow-Headers', allowedHeaders)
         headers.set('Access-Control-Max-Age', '600')
       }
       return new Response(null, { status: 204, headers })

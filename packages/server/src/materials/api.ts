@@ -1,9 +1,11 @@
+import { type AuthSetup, createAuthenticator } from '../auth/authenticator.js'
+import { isLoopbackHost } from '../auth/loopback.js'
 import type { ServerConfig } from '../config/load.js'
 import type { MaterialRepository } from '../db/material-repo.js'
 import { UeError } from '../shared/errors.js'
 import type { Metrics } from '../shared/metrics.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
-import { createMaterialsAuth, isLoopbackHost } from './auth.js'
+import { createMaterialsAuth } from './auth.js'
 import { errorResponse } from './respond.js'
 import { createMaterialsHandler } from './routes.js'
 import { seedDemoMaterials } from './seed.js'
@@ -14,25 +16,33 @@ export interface MaterialsApi {
   handler(basePath?: string): FetchHandler
 }
 
-/** The materials service as configured: auth from the tokens, 404 everywhere when disabled. */
+/**
+ * The materials service as configured: the server's auth layer plus the materials' own read
+ * and admin tokens; 404 everywhere when disabled.
+ */
 export function createMaterialsApi(o: {
   config: ServerConfig
   repo: MaterialRepository
   log: Logger
   metrics?: Metrics
+  auth: AuthSetup
 }): MaterialsApi {
   const { materials, http } = o.config
-  const publicReads = materials.tokens.length === 0 && isLoopbackHost(http.host)
-  if (materials.enabled && materials.tokens.length === 0 && !publicReads)
+  const noAuth = o.auth.mode.mode === 'none'
+  const publicReads = noAuth && materials.tokens.length === 0 && isLoopbackHost(http.host)
+  if (materials.enabled && noAuth && materials.tokens.length === 0 && !publicReads)
     o.log.warn(
       { host: http.host },
       'materials: no read token is configured and the server is not on loopback, so reads ' +
         'answer 401; set materials.tokens (UEDITOR_MATERIALS_TOKENS)',
     )
   const service = createMaterialsService(o.repo)
+  const tokens = [
+    ...materials.tokens.map((token) => ({ token, grant: { user: null, admin: false } })),
+    ...materials.adminTokens.map((token) => ({ token, grant: { user: null, admin: true } })),
+  ]
   const authorize = createMaterialsAuth({
-    tokens: materials.tokens,
-    adminTokens: materials.adminTokens,
+    authenticator: createAuthenticator(o.auth, { tokens, checkInModeNone: true }),
     publicReads,
   })
   const disabled: FetchHandler = async () => errorResponse(new UeError('UE_NOT_FOUND'))

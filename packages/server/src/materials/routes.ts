@@ -50,22 +50,22 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
 
   async function handle(request: Request, route: Route, url: URL): Promise<Response> {
     const method = request.method
-    const allow = (methods: string[], scope: Scope) =>
+    const allow = async (methods: string[], scope: Scope) =>
       methods.includes(method)
-        ? o.authorize(request, scope)
+        ? await o.authorize(request, scope)
         : errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), { Allow: methods.join(', ') })
 
     switch (route.kind) {
       case 'categories':
-        return allow(['GET', 'HEAD'], 'read') ?? jsonResponse(await service.categoryTree())
+        return (await allow(['GET', 'HEAD'], 'read')) ?? jsonResponse(await service.categoryTree())
       case 'search': {
-        const refused = allow(['POST', 'GET', 'HEAD'], 'read')
+        const refused = await allow(['POST', 'GET', 'HEAD'], 'read')
         if (refused) return refused
         const input = method === 'POST' ? await body(request, {}) : searchParams(url)
         return jsonResponse(await service.search(parseWith(SearchSchema, input)))
       }
       case 'collection': {
-        const refused = allow(['POST'], 'admin')
+        const refused = await allow(['POST'], 'admin')
         if (refused) return refused
         const input = await body(request)
         const created =
@@ -75,7 +75,7 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
         return jsonResponse(created, 201)
       }
       case 'item': {
-        const refused = allow(['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'], 'admin')
+        const refused = await allow(['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'], 'admin')
         if (refused) return refused
         return item(request, route.resource, pathId(route.id), url)
       }

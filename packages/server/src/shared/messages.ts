@@ -47,6 +47,8 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_FORMULA_TOO_COMPLEX: '公式过于复杂，无法渲染',
     UE_FORMULA_BUSY: '公式渲染繁忙，请稍后重试',
     UE_INTERNAL: '未知错误',
+    UE_AUTH_THROTTLED: '认证失败次数过多，请稍后再试',
+    UE_QUOTA_EXCEEDED: '存储空间已超出个人配额',
   },
   en: {
     UE_ACTION_UNKNOWN: 'Unknown action',
@@ -91,6 +93,8 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_FORMULA_TOO_COMPLEX: 'The formula is too complex to render',
     UE_FORMULA_BUSY: 'The formula renderer is busy, please retry',
     UE_INTERNAL: 'Unknown error',
+    UE_AUTH_THROTTLED: 'Too many failed sign-ins, please retry later',
+    UE_QUOTA_EXCEEDED: 'Your storage quota is used up',
   },
 }
 

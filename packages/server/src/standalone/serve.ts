@@ -1,8 +1,11 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
+import { bindVerdict } from '../auth/mode.js'
 import { clientKey } from '../editor/limits.js'
 import { toNodeHandler } from '../http/node.js'
 import { createUeditorServer, type UeditorOptions, type UeditorServer } from '../server.js'
+import { UeError } from '../shared/errors.js'
+import { consoleLogger } from '../shared/log.js'
 
 export interface RunningServer {
   readonly ue: UeditorServer
@@ -17,6 +20,22 @@ export interface RunningServer {
 export async function startServer(options: UeditorOptions = {}): Promise<RunningServer> {
   const ue = await createUeditorServer(options)
   const { http: cfg } = ue.config
+  const verdict = bindVerdict(cfg.host, ue.auth)
+  if (verdict === 'refuse') {
+    await ue.close()
+    throw new UeError('UE_CONFIG_INVALID', {
+      detail:
+        `\n  - http.host: ${cfg.host} is not a loopback address and no authentication is ` +
+        'configured; set UEDITOR_AUTH_TOKENS, UEDITOR_AUTH_JWT_SECRET or UEDITOR_AUTH_JWKS_URL ' +
+        '(see docs/auth.md), or UEDITOR_AUTH=none to serve everyone on purpose',
+    })
+  }
+  if (verdict === 'warn')
+    (options.logger ?? consoleLogger('warn')).warn(
+      { host: cfg.host, auth: 'none' },
+      'UEDITOR_AUTH=none on a non-loopback address: ANYONE who can reach this server can ' +
+        'upload, list every stored file and capture remote images',
+    )
   // Counted from request to the last byte written, so shutdown never cuts a response short.
   let inFlight = 0
   let idle: (() => void) | undefined

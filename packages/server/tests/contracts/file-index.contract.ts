@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, type TestContext, test } from 'node:test'
-import type { MetadataStore, NewFileEntry } from '../../src/db/types.js'
+import type { MetadataStore, NewFileEntry, OwnerFilter } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { Category, StorageKey } from '../../src/shared/types.js'
 
@@ -180,6 +180,46 @@ export function fileIndexContract(name: string, open: () => Promise<MetadataStor
       assert.deepEqual(await store.files.get(added.key), added)
     })
 
+    test('records the owner and lists one owner, every owned row, or every row', async (t) => {
+      const store = await fresh(t)
+      const alice = await store.files.add(entry({ owner: 'alice', createdAt: 3 }))
+      const bob = await store.files.add(entry({ owner: 'bob', createdAt: 2 }))
+      const legacy = await store.files.add(entry({ createdAt: 1 }))
+      const list = async (owners?: OwnerFilter) =>
+        (await store.files.list({ categories: ['image'], start: 0, size: 10, owners })).items.map(
+          (e) => e.key,
+        )
+
+      assert.equal((await store.files.get(alice.key))?.owner, 'alice')
+      assert.equal((await store.files.get(legacy.key))?.owner, null)
+      assert.deepEqual(await list({ kind: 'user', user: 'alice' }), [alice.key])
+      assert.deepEqual(await list({ kind: 'user', user: 'carol' }), [])
+      assert.deepEqual(await list({ kind: 'owned' }), [alice.key, bob.key])
+      assert.deepEqual(await list({ kind: 'all' }), [alice.key, bob.key, legacy.key])
+      assert.deepEqual(await list(), [alice.key, bob.key, legacy.key])
+      const page = await store.files.list({
+        categories: ['image'],
+        start: 0,
+        size: 0,
+        owners: { kind: 'user', user: 'bob' },
+      })
+      assert.equal(page.total, 1)
+    })
+
+    test('sums the bytes one owner has stored, exactly above 2^32, and 0 for nobody', async (t) => {
+      const store = await fresh(t)
+      await store.files.add(entry({ owner: 'alice', size: 100 }))
+      const gone = await store.files.add(entry({ owner: 'alice', size: 5 * 2 ** 32 }))
+      await store.files.add(entry({ owner: 'bob', size: 7 }))
+      await store.files.add(entry({ size: 1_000 }))
+
+      assert.equal(await store.files.usage('alice'), 5 * 2 ** 32 + 100)
+      assert.equal(await store.files.usage('bob'), 7)
+      assert.equal(await store.files.usage('carol'), 0)
+      await store.files.remove(gone.key)
+      assert.equal(await store.files.usage('alice'), 100)
+    })
+
     test('closes twice without error', async () => {
       const store = await open()
       await store.migrate()
@@ -201,6 +241,7 @@ function entry(over: Partial<NewFileEntry> = {}): NewFileEntry {
     size: 1000 + seq,
     mime: 'image/png',
     sha256: seq.toString(16).padStart(64, '0'),
+    owner: null,
     ...over,
   }
 }

@@ -26,6 +26,7 @@ describe('image and limit settings', () => {
       concurrentUploads: 16,
       minFreeBytes: 134_217_728,
       connectionsPerClient: 256,
+      quotaBytes: 0,
     })
   })
 
@@ -44,6 +45,7 @@ describe('image and limit settings', () => {
         UEDITOR_LIMIT_CONCURRENT_UPLOADS: '2',
         UEDITOR_LIMIT_MIN_FREE_BYTES: '0',
         UEDITOR_LIMIT_CONNECTIONS_PER_CLIENT: '7',
+        UEDITOR_QUOTA_BYTES: '1048576',
       },
     })
     assert.equal(config.images.enabled, false)
@@ -59,6 +61,7 @@ describe('image and limit settings', () => {
       concurrentUploads: 2,
       minFreeBytes: 0,
       connectionsPerClient: 7,
+      quotaBytes: 1_048_576,
     })
   })
 

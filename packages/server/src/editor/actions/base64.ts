@@ -32,7 +32,7 @@ export async function handleBase64(ctx: ActionContext, rule: UploadRule): Promis
           rule.maxSize,
           'scrawl.png',
         )
-    const entry = await storeTempFile(ctx, file, rule, '.png')
+    const entry = await storeTempFile(ctx.deps, file, rule, '.png', ctx.actor)
     return uploadResult(config.publicUrl, entry)
   } finally {
     await spool.dispose()

@@ -103,9 +103,16 @@ async function catchOne(
   signal: AbortSignal,
 ): Promise<CatchEntry> {
   const { config, remote, log } = ctx.deps
+  let host: string | undefined
+  const audit = (verdict: string, key?: string) =>
+    log.info(
+      { audit: 'catch', user: ctx.actor.user, address: ctx.actor.address, host, verdict, key },
+      'catch decision',
+    )
   try {
     if (signal.aborted) throw new UeError('UE_REMOTE_FAILED', { detail: 'request deadline' })
     const url = parseRemoteUrl(source)
+    host = url.host
     if (!remote.isAllowListed(url) && isLocalDomain(url, rule.localDomains))
       throw new UeError('UE_REMOTE_LOCAL_DOMAIN')
     const file = await remote.fetchImage(url, {
@@ -116,12 +123,14 @@ async function catchOne(
     })
     try {
       const ext = await sniffRasterExtension(file.path, rule.allowFiles)
-      const entry = await storeTempFile(ctx, file, rule, ext)
+      const entry = await storeTempFile(ctx.deps, file, rule, ext, ctx.actor)
+      audit('stored', entry.key)
       return { state: 'SUCCESS', ...storedFields(config.publicUrl, entry), source }
     } finally {
       await file.dispose()
     }
   } catch (e) {
+    audit(isUeError(e) ? e.code : 'UE_INTERNAL')
     if (!isUeError(e)) {
       log.error({ err: e }, 'unexpected error while capturing a remote image')
       return failedEntry(config, source, new UeError('UE_INTERNAL'))

@@ -1,3 +1,4 @@
+import type { OwnerFilter } from '../../db/types.js'
 import type { ListRule } from '../action-table.js'
 import type { ActionContext } from '../deps.js'
 import { type ListEntry, listEntry } from '../results.js'
@@ -24,6 +25,7 @@ export async function handleList(ctx: ActionContext, rule: ListRule): Promise<Li
     MAX_LIST_SIZE,
   )
   const page = await ctx.deps.files.list({
+    owners: ownersFor(ctx),
     categories: rule.categories,
     exts: rule.allowFiles,
     start,
@@ -35,6 +37,17 @@ export async function handleList(ctx: ActionContext, rule: ListRule): Promise<Li
     start,
     total: page.total,
   }
+}
+
+/**
+ * Admins and mode none (nobody signed in) see every row; with a shared library every signed-in
+ * user sees every owned file; otherwise a user sees their own. Never a client-chosen owner.
+ */
+function ownersFor(ctx: ActionContext): OwnerFilter {
+  const { actor } = ctx
+  if (actor.admin || actor.user === null) return { kind: 'all' }
+  if (ctx.deps.config.auth.sharedLibrary) return { kind: 'owned' }
+  return { kind: 'user', user: actor.user }
 }
 
 function singleInteger(params: URLSearchParams, name: string, maxDigits: number): number | null {

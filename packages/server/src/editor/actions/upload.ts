@@ -17,7 +17,13 @@ export async function handleUpload(ctx: ActionContext, rule: UploadRule): Promis
       maxFields: config.uploads.maxFields,
       timeouts: config.http,
     })
-    const entry = await storeTempFile(ctx, file, rule, claimedExtension(file.originalName))
+    const entry = await storeTempFile(
+      ctx.deps,
+      file,
+      rule,
+      claimedExtension(file.originalName),
+      ctx.actor,
+    )
     return uploadResult(config.publicUrl, entry)
   } finally {
     await spool.dispose()

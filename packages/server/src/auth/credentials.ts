@@ -1,0 +1,52 @@
+/** A credential as the request carried it. The token is never logged or echoed. */
+export interface Presented {
+  token: string
+  channel: 'authorization' | 'header' | 'query'
+}
+
+export interface ChannelOptions {
+  /** A second header that may carry the token (raw or as `Bearer …`). */
+  header?: string | undefined
+  /** A query parameter that may carry the token; off when absent. */
+  queryParam?: string | undefined
+}
+
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i
+const RAW = /^[A-Za-z0-9._~+/-]+=*$/
+const MAX_TOKEN = 8192
+
+/**
+ * The credential of a request: `Authorization: Bearer`, then the configured header, then the
+ * configured query parameter. `malformed` when a channel is used but holds no usable token
+ * (another scheme, an empty value, a repeated parameter): that counts as a failed attempt.
+ */
+export function presentedCredential(
+  request: Request,
+  url: URL,
+  o: ChannelOptions,
+): Presented | 'malformed' | null {
+  const authorization = request.headers.get('authorization')
+  if (authorization !== null) {
+    const token = BEARER.exec(authorization)?.[1]
+    return usable(token) ? { token, channel: 'authorization' } : 'malformed'
+  }
+  if (o.header) {
+    const value = request.headers.get(o.header)
+    if (value !== null) {
+      const trimmed = value.trim()
+      const token = BEARER.exec(trimmed)?.[1] ?? (RAW.test(trimmed) ? trimmed : undefined)
+      return usable(token) ? { token, channel: 'header' } : 'malformed'
+    }
+  }
+  if (o.queryParam) {
+    const values = url.searchParams.getAll(o.queryParam)
+    if (values.length === 0) return null
+    const token = values.length === 1 ? values[0] : undefined
+    return usable(token) && RAW.test(token) ? { token, channel: 'query' } : 'malformed'
+  }
+  return null
+}
+
+function usable(token: string | undefined): token is string {
+  return token !== undefined && token.length > 0 && token.length <= MAX_TOKEN
+}

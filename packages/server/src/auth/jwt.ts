@@ -1,0 +1,58 @@
+import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose'
+import type { Logger } from '../shared/types.js'
+import type { Grant } from './types.js'
+
+export interface JwtOptions {
+  secret?: string | undefined
+  jwksUrl?: string | undefined
+  algorithms?: readonly string[] | undefined
+  issuer?: string | undefined
+  audience?: string | undefined
+  adminClaim: string
+  clockToleranceSeconds: number
+}
+
+const SUBJECT = /^\P{Cc}{1,128}$/u
+
+/**
+ * Verifies a JWT with jose: the algorithm list is pinned (HS256 for a secret, RS256/ES256 for a
+ * JWKS unless configured), so `alg: none` and HS/RS confusion are refused; `exp` is required,
+ * `nbf`, `iss` and `aud` are checked. `sub` is the user. Returns null for any bad token.
+ */
+export function jwtVerifier(o: JwtOptions, log: Logger): (token: string) => Promise<Grant | null> {
+  const algorithms = [
+    ...(o.algorithms ?? (o.secret !== undefined ? ['HS256'] : ['RS256', 'ES256'])),
+  ]
+  const key =
+    o.secret !== undefined
+      ? new TextEncoder().encode(o.secret)
+      : createRemoteJWKSet(new URL(o.jwksUrl as string), {
+          timeoutDuration: 5_000,
+          cooldownDuration: 30_000,
+          cacheMaxAge: 600_000,
+        })
+  return async (token) => {
+    try {
+      const { payload } = await jwtVerify(token, key as Parameters<typeof jwtVerify>[1], {
+        algorithms,
+        ...(o.issuer !== undefined ? { issuer: o.issuer } : {}),
+        ...(o.audience !== undefined ? { audience: o.audience } : {}),
+        clockTolerance: o.clockToleranceSeconds,
+        requiredClaims: ['exp', 'sub'],
+      })
+      if (typeof payload.sub !== 'string' || !SUBJECT.test(payload.sub)) return null
+      return { user: payload.sub, admin: grantsAdmin(payload, o.adminClaim) }
+    } catch (e) {
+      // A key set that cannot be fetched is our problem, not the caller's: say so once per try.
+      if (e instanceof errors.JWKSTimeout || !(e instanceof errors.JOSEError))
+        log.error({ err: e instanceof Error ? e.message : String(e) }, 'auth: JWKS unavailable')
+      return null
+    }
+  }
+}
+
+function grantsAdmin(payload: JWTPayload, claim: string): boolean {
+  const value = payload[claim]
+  if (value === true || value === 'admin') return true
+  return Array.isArray(value) && value.includes('admin')
+}

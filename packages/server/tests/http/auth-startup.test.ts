@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { bindVerdict, resolveAuthMode } from '../../src/auth/mode.js'
+import { loadConfig } from '../../src/config/load.js'
+
+const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
+
+/** Runs the binary to its exit; it must stop before listening, so it never binds. */
+async function runToExit(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'ueditor-auth-'))
+  try {
+    const child = spawn(process.execPath, [MAIN], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, UEDITOR_DATA_DIR: dir, PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.on('data', (c) => {
+      stderr += c
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+    clearTimeout(timer)
+    return { code, stderr }
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+test('the standalone server refuses to start on 0.0.0.0 without auth, and says how to fix it', async () => {
+  const { code, stderr } = await runToExit({ HOST: '0.0.0.0' })
+  assert.equal(code, 1)
+  assert.match(stderr, /Invalid configuration/)
+  assert.match(stderr, /0\.0\.0\.0 is not a loopback address/)
+  assert.match(stderr, /UEDITOR_AUTH=none/)
+  assert.doesNotMatch(stderr, /listening/)
+})
+
+test('a bad JWT setting stops the binary without echoing the secret', async () => {
+  const secret = 'short-secret-value'
+  const { code, stderr } = await runToExit({
+    HOST: '0.0.0.0',
+    UEDITOR_AUTH_JWT_SECRET: secret,
+  })
+  assert.equal(code, 1)
+  assert.match(stderr, /auth\.jwt\.secret \(from UEDITOR_AUTH_JWT_SECRET\)/)
+  assert.match(stderr, /auth\.jwt\.audience/)
+  assert.doesNotMatch(stderr, new RegExp(secret))
+})
+
+test('without auth only loopback is allowed; an explicit UEDITOR_AUTH=none elsewhere warns', () => {
+  const mode = (env: NodeJS.ProcessEnv) => resolveAuthMode(loadConfig({ env }).auth, false)
+  assert.equal(bindVerdict('127.0.0.1', mode({})), 'ok')
+  assert.equal(bindVerdict('::1', mode({})), 'ok')
+  assert.equal(bindVerdict('0.0.0.0', mode({})), 'refuse')
+  assert.equal(bindVerdict('::', mode({})), 'refuse')
+  assert.equal(bindVerdict('192.0.2.10', mode({ UEDITOR_AUTH: 'none' })), 'warn')
+  const tokens = mode({ UEDITOR_AUTH_TOKENS: 'alice:alice-token-0123456789abcdef' })
+  assert.deepEqual(tokens, { mode: 'tokens', explicit: false })
+  assert.equal(bindVerdict('0.0.0.0', tokens), 'ok')
+  assert.equal(resolveAuthMode(loadConfig({ env: {} }).auth, true).mode, 'hook')
+  assert.throws(
+    () => resolveAuthMode(loadConfig({ env: { UEDITOR_AUTH: 'hook' } }).auth, false),
+    /authorize function/,
+  )
+})
+
+test('auth settings from the environment are validated, and a bad one is reported without its value', () => {
+  const cfg = loadConfig({
+    env: {
+      UEDITOR_AUTH_TOKENS: 'alice:alice-token-0123456789abcdef,bob:bob-token-0123456789abcdef',
+      UEDITOR_AUTH_ADMIN_USERS: 'alice',
+      UEDITOR_AUTH_HEADER: 'X-Token',
+      UEDITOR_AUTH_QUERY_PARAM: 'token',
+      UEDITOR_AUTH_SHARED_LIBRARY: 'true',
+      UEDITOR_DELETE_ENABLED: 'true',
+      UEDITOR_QUOTA_BYTES: '1048576',
+    },
+  })
+  assert.equal(cfg.auth.tokens.length, 2)
+  assert.deepEqual(cfg.auth.adminUsers, ['alice'])
+  assert.equal(cfg.auth.header, 'X-Token')
+  assert.equal(cfg.auth.queryParam, 'token')
+  assert.equal(cfg.auth.sharedLibrary, true)
+  assert.equal(cfg.delete.enabled, true)
+  assert.equal(cfg.limits.quotaBytes, 1_048_576)
+
+  const leaked = 'sh0rt'
+  assert.throws(
+    () =>
+      loadConfig({
+        env: { UEDITOR_AUTH_TOKENS: `alice:${leaked}`, UEDITOR_AUTH_QUERY_PARAM: 'callback' },
+      }),
+    (e: Error) =>
+      /auth\.tokens\.0 \(from UEDITOR_AUTH_TOKENS\)|auth\.tokens\.0/.test(e.message) &&
+      /auth\.queryParam/.test(e.message) &&
+      !e.message.includes(leaked),
+  )
+})
