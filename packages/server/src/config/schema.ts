@@ -426,8 +426,8 @@ export const ServerConfigSchema = z.strictObject({
       /** Decoded pixels in flight at once, which bounds the pipeline's memory. */
       maxPixelsInFlight: z.number().int().positive().default(50_000_000),
       /** Images waiting to be decoded, in all and from one client; past either: UE_BUSY. */
-      maxQueued: z.number().int().min(1).default(64),
-      maxQueuedPerClient: z.number().int().min(1).default(8),
+      maxQueued: z.number().int().min(1).default(256),
+      maxQueuedPerClient: z.number().int().min(1).default(16),
       /** Per image, counted from the moment it is queued. */
       timeoutSeconds: z.number().int().positive().default(30),
       watermark: z

@@ -162,7 +162,7 @@ async function survivesEveryCase(t: TestContext, base: string) {
   t.diagnostic(`${cases().length} request shapes`)
 }
 
-describe('requests at the edges of the HTTP grammar', () => {
+describe('S43: requests at the edges of the HTTP grammar', () => {
   test('the standalone server answers every shape and keeps serving', async (t) => {
     const srv = await startTestServer(t)
     await survivesEveryCase(t, srv.url)

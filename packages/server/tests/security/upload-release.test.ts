@@ -40,7 +40,7 @@ async function stillAdmits(srv: TestServer) {
   assert.equal(((await res.json()) as { state: string }).state, 'SUCCESS')
 }
 
-describe('every upload path releases its slot, its spool and its connection', () => {
+describe('S44: every upload path releases its slot, its spool and its connection', () => {
   test('a second file part of any size and chunking is answered, and 50 of them leave the limit open', async (t) => {
     // Two slots: a single leaked slot would lock this client out of the final upload.
     const srv = await startTestServer(t, {
