@@ -31,11 +31,17 @@ export function createAiLimits(o: AiLimitOptions, now: () => number = Date.now) 
   let active = 0
   const perMs = o.requestsPerMinute / 60_000
 
+  const forgetIdle = () => {
+    for (const [k, v] of users) {
+      if (users.size < MAX_TRACKED) return
+      if (v.active === 0) users.delete(k)
+    }
+  }
+
   const stateOf = (key: string, t: number): UserState => {
     let s = users.get(key)
     if (!s) {
-      if (users.size >= MAX_TRACKED)
-        for (const [k, v] of users) if (v.active === 0 && users.size >= MAX_TRACKED) users.delete(k)
+      if (users.size >= MAX_TRACKED) forgetIdle()
       s = { tokens: o.requestsPerMinute, refilledAt: t, active: 0, day: dayOf(t), used: 0 }
       users.set(key, s)
     }
