@@ -259,7 +259,12 @@ function aiRelay(config: ServerConfig, log: Logger): AiRelay | undefined {
   const { baseUrl, apiKey, model, models, timeoutMs, idleTimeoutMs, logPrompts } = config.ai
   if (!baseUrl || !apiKey || !model) return undefined
   return createAiRelay({
-    client: openAiModelClient({ baseUrl, apiKey, timeoutMs }),
+    client: openAiModelClient({
+      baseUrl,
+      apiKey,
+      timeoutMs,
+      maxTokensParam: config.ai.maxTokensParam,
+    }),
     model,
     models,
     maxPromptChars: config.ai.maxPromptChars,

@@ -31,6 +31,8 @@ export interface ModelClientOptions {
   apiKey: string
   /** Time allowed until the upstream answers with headers. */
   timeoutMs: number
+  /** The name the output cap is sent under. */
+  maxTokensParam: 'max_tokens' | 'max_completion_tokens'
 }
 
 /**
@@ -58,7 +60,7 @@ export function openAiModelClient(o: ModelClientOptions): ModelClient {
           messages: call.messages.map((m) => ({ role: m.role, content: m.content })),
           stream: true,
           stream_options: { include_usage: true },
-          max_tokens: call.maxTokens,
+          [o.maxTokensParam]: call.maxTokens,
         },
         { signal: call.signal },
       )

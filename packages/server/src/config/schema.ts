@@ -532,6 +532,8 @@ export const ServerConfigSchema = z.strictObject({
       idleTimeoutMs: z.number().int().min(100).max(600_000).default(60_000),
       maxPromptChars: z.number().int().min(100).max(1_000_000).default(60_000),
       maxOutputTokens: z.number().int().min(1).max(1_000_000).default(4_096),
+      /** OpenAI's reasoning models take only max_completion_tokens; most others max_tokens. */
+      maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
       requestsPerMinute: z.number().int().min(0).default(20),
       dailyTokens: z.number().int().min(0).default(200_000),
       concurrency: z.number().int().min(1).max(10_000).default(8),

@@ -229,6 +229,8 @@ describe('the AI action', () => {
     const first = events(await (await ask(srv, modstart)).text())
     assert.deepEqual(first.at(-1), { type: 'end', data: '' })
     assert.equal(upstream.requests[0]?.body.stream_options?.include_usage, true)
+    // The output cap never exceeds what is left of the budget.
+    assert.equal(upstream.requests[0]?.body.max_tokens, 30)
     const [event] = events(await (await ask(srv, modstart)).text()) as {
       code: string
       data: string
