@@ -312,6 +312,36 @@ describe('the AI action', () => {
     assert.equal(upstream.requests.length, 1)
   })
 
+  test('a page on another allowed origin may call the AI action (preflight and answer)', async (t) => {
+    const origin = 'https://cms.example'
+    const { srv } = await setup(t, {}, { http: { corsOrigins: [origin] } })
+    const preflight = await fetch(srv.action('ai'), {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
+    })
+    assert.equal(preflight.status, 204)
+    assert.equal(preflight.headers.get('access-control-allow-origin'), origin)
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /Authorization/)
+    const res = await ask(srv, modstart, { ...bearer(ALICE), origin })
+    assert.equal(res.headers.get('access-control-allow-origin'), origin)
+    assert.deepEqual(events(await res.text()).at(-1), { type: 'end', data: '' })
+  })
+
+  test('with http.errorStatus "http", refusals after sign-in carry their real status', async (t) => {
+    const { srv } = await setup(t, { requestsPerMinute: 1 }, { http: { errorStatus: 'http' } })
+    const first = await ask(srv, modstart)
+    assert.equal(first.status, 200)
+    await first.text()
+    const refused = await ask(srv, modstart)
+    assert.equal(refused.status, 429)
+    const [event] = events(await refused.text()) as { code: string }[]
+    assert.equal(event?.code, 'UE_AI_RATE_LIMITED')
+  })
+
   test('a body that is neither shape is refused with a readable error event', async (t) => {
     const { srv, upstream } = await setup(t)
     for (const body of [{ foo: 1 }, [], { messages: [] }, { ...openai, stream: false }]) {
