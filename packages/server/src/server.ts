@@ -258,6 +258,8 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
 function aiRelay(config: ServerConfig, log: Logger): AiRelay | undefined {
   const { baseUrl, apiKey, model, models, timeoutMs, idleTimeoutMs, logPrompts } = config.ai
   if (!baseUrl || !apiKey || !model) return undefined
+  // The origin only: a base URL may carry credentials in its user part.
+  log.info({ upstream: new URL(baseUrl).origin, model, models }, 'AI relay on')
   return createAiRelay({
     client: openAiModelClient({
       baseUrl,
