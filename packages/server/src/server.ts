@@ -1,8 +1,11 @@
 import { mkdir } from 'node:fs/promises'
+import { openAiModelClient } from './ai/model-client.js'
+import { type AiRelay, createAiRelay } from './ai/relay.js'
 import { type AuthSetup, createAuthenticator } from './auth/authenticator.js'
 import { type ResolvedMode, resolveAuthMode } from './auth/mode.js'
 import { failureThrottle } from './auth/throttle.js'
 import type { AuthorizeHook } from './auth/types.js'
+import { aiEnabled } from './config/ai-driver.js'
 import { type LoadOptions, loadConfig, type ServerConfig } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
 import { MATERIALS_MIGRATION } from './db/migrations.js'
@@ -24,6 +27,7 @@ import { createRemoteFetcher, type Dialer, type HostLookup } from './ingest/remo
 import { removeStaleSpools } from './ingest/temp-file.js'
 import { createMaterialsApi, seedOnFirstStart } from './materials/api.js'
 import { createLogger, silentLogger } from './shared/log.js'
+import { messageFor } from './shared/messages.js'
 import { createMetrics } from './shared/metrics.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
@@ -93,6 +97,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const metrics = createMetrics()
   const table = buildActionTable(config.editor, {
     deleteActionName: config.delete.enabled ? config.delete.actionName : undefined,
+    aiActionName: aiEnabled(config) ? config.ai.actionName : undefined,
   })
   const authSetup: AuthSetup = {
     settings: config.auth,
@@ -146,6 +151,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       log,
       metrics,
       auth,
+      ai: aiRelay(config, log),
     }),
   )
   const materialsApi = createMaterialsApi({
@@ -247,6 +253,33 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       await storage.close?.()
     },
   }
+}
+
+function aiRelay(config: ServerConfig, log: Logger): AiRelay | undefined {
+  const { baseUrl, apiKey, model, models, timeoutMs, idleTimeoutMs, logPrompts } = config.ai
+  if (!baseUrl || !apiKey || !model) return undefined
+  // The origin only: a base URL may carry credentials in its user part.
+  log.info({ upstream: new URL(baseUrl).origin, model, models }, 'AI relay on')
+  return createAiRelay({
+    client: openAiModelClient({
+      baseUrl,
+      apiKey,
+      timeoutMs,
+      maxTokensParam: config.ai.maxTokensParam,
+    }),
+    model,
+    models,
+    maxPromptChars: config.ai.maxPromptChars,
+    maxOutputTokens: config.ai.maxOutputTokens,
+    timeoutMs,
+    idleTimeoutMs,
+    logPrompts,
+    limits: config.ai,
+    bodyTimeouts: config.http,
+    message: (code) => messageFor(config.locale, code),
+    log,
+    secret: apiKey,
+  })
 }
 
 function storageDriver(c: ServerConfig['storage']): StorageDriver {

@@ -17,9 +17,10 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   images: ['shared', 'ingest'],
   http: ['shared', 'storage'],
   auth: ['shared', 'config'],
-  editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth'],
+  editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth', 'ai'],
   materials: ['shared', 'config', 'db', 'auth'],
   formula: ['shared', 'images'],
+  ai: ['shared'],
 }
 const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'better-sqlite3': ['db/open.ts'],
@@ -33,7 +34,8 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'lru-cache': ['formula/handler.ts'],
   undici: ['ingest/remote/fetch-image.ts'],
   kysely: ['db/'],
-  zod: ['config/', 'materials/'],
+  zod: ['config/', 'materials/', 'ai/request.ts'],
+  openai: ['ai/model-client.ts'],
   'sanitize-html': ['materials/sanitize.ts'],
   pino: ['shared/log.ts'],
   'pino-pretty': ['shared/log.ts'],

@@ -14,7 +14,8 @@ export function withFormulaRenderer(editor: Editor, cfg: ParsedServerConfig): Ed
   return { ...editor, formulaConfig: { ...editor.formulaConfig, imageUrlTemplate } }
 }
 
-function serverBase(cfg: ParsedServerConfig): string {
+/** The origin (and reverse-proxy prefix) of this server when `publicUrl` is absolute, else "". */
+export function serverBase(cfg: ParsedServerConfig): string {
   const pub = cfg.publicUrl
   if (!pub || !/^(https?:)?\/\//i.test(pub)) return ''
   let url: URL

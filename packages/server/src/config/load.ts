@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { UeError } from '../shared/errors.js'
+import { pageKeyProblems, withAiDriver } from './ai-driver.js'
 import { withFormulaRenderer } from './formula-url.js'
 import { ACTIVE_CONTENT_EXTS, type ParsedServerConfig, ServerConfigSchema } from './schema.js'
 
@@ -412,6 +413,32 @@ export const ENV_VARS: readonly EnvVar[] = [
     help: 'failed credentials per address per minute',
   },
   {
+    name: 'UEDITOR_AI_BASE_URL',
+    paths: one('ai', 'baseUrl'),
+    kind: 'string',
+    help: 'OpenAI-compatible API base URL',
+  },
+  { name: 'UEDITOR_AI_API_KEY', paths: one('ai', 'apiKey'), kind: 'string', help: 'model key' },
+  { name: 'UEDITOR_AI_MODEL', paths: one('ai', 'model'), kind: 'string', help: 'default model' },
+  {
+    name: 'UEDITOR_AI_MODELS',
+    paths: one('ai', 'models'),
+    kind: 'list',
+    help: 'more models a client may choose',
+  },
+  {
+    name: 'UEDITOR_AI_DAILY_TOKENS',
+    paths: one('ai', 'dailyTokens'),
+    kind: 'int',
+    help: 'tokens per user per day',
+  },
+  {
+    name: 'UEDITOR_AI_REQUESTS_PER_MINUTE',
+    paths: one('ai', 'requestsPerMinute'),
+    kind: 'int',
+    help: 'AI calls per user per minute',
+  },
+  {
     name: 'UEDITOR_DELETE_ENABLED',
     paths: one('delete', 'enabled'),
     kind: 'bool',
@@ -459,7 +486,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     if (isPlainObject(merged.storage) && merged.storage.driver === undefined)
       merged.storage = { ...merged.storage, driver: 'bucket' in merged.storage ? 's3' : 'local' }
   }
-  problems.push(...activeContentProblems(merged))
+  problems.push(...activeContentProblems(merged), ...pageKeyProblems(merged))
   const result = ServerConfigSchema.safeParse(merged)
   if (!result.success) {
     for (const issue of result.error.issues) {
@@ -490,7 +517,10 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
         ? { driver: 'sqlite', file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') }
         : cfg.index,
     uploads: { ...cfg.uploads, tempDir: resolve(dataDir, cfg.uploads.tempDir ?? 'tmp') },
-    editor: withFormulaRenderer(withStoredImageExts(cfg.editor, cfg.images), cfg),
+    editor: withAiDriver(
+      withFormulaRenderer(withStoredImageExts(cfg.editor, cfg.images), cfg),
+      cfg,
+    ),
     images: cfg.images.watermark
       ? {
           ...cfg.images,

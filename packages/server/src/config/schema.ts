@@ -194,6 +194,9 @@ const userToken = z
     /^[A-Za-z0-9_.@-]{1,128}:[A-Za-z0-9._~+/-]{16,512}=*$/,
     'must be user:token, the token 16-512 characters of letters, digits and -._~+/',
   )
+const modelName = z
+  .string()
+  .regex(/^[\w.:/@+-]{1,200}$/, 'must be a model name such as gpt-4o-mini')
 const headerName = z
   .string()
   .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'must be an HTTP header name such as X-Token')
@@ -506,6 +509,45 @@ export const ServerConfigSchema = z.strictObject({
     .prefault({}),
   /** Who may use the editor endpoint and the materials API (docs/auth.md). */
   auth: AuthConfigSchema,
+  /** The AI assistant relay (docs/ai.md): off until baseUrl, apiKey and model are all set. */
+  ai: z
+    .strictObject({
+      /** The upstream OpenAI-compatible API, e.g. https://api.deepseek.com/v1. */
+      baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+      /** The model key (a secret: never sent to the browser, answered or logged). */
+      apiKey: z.string().min(1).max(4096).optional(),
+      model: modelName.optional(),
+      /** More models a client may ask for by name; the default model is always allowed. */
+      models: z.array(modelName).default([]),
+      /** The editor action; not checked against UEditor options (the dialog never looks it up). */
+      actionName: z
+        .string()
+        .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must be 1-64 letters, digits, "_" or "-"')
+        .default('ai'),
+      /** The body the dialog sends and reads back: ModStart (no model choice) or OpenAi. */
+      driver: z.enum(['ModStart', 'OpenAi']).default('ModStart'),
+      /** The URL the dialog posts to; default: the editor endpoint with `?action=<actionName>`. */
+      url: z.string().min(1).max(2048).optional(),
+      timeoutMs: z.number().int().min(1_000).max(600_000).default(120_000),
+      idleTimeoutMs: z.number().int().min(100).max(600_000).default(60_000),
+      maxPromptChars: z.number().int().min(100).max(1_000_000).default(60_000),
+      maxOutputTokens: z.number().int().min(1).max(1_000_000).default(4_096),
+      /** OpenAI's reasoning models take only max_completion_tokens; most others max_tokens. */
+      maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
+      requestsPerMinute: z.number().int().min(0).default(20),
+      dailyTokens: z.number().int().min(0).default(200_000),
+      concurrency: z.number().int().min(1).max(10_000).default(8),
+      concurrencyPerUser: z.number().int().min(1).max(1_000).default(2),
+      /** Put the prompt text in the audit line. */
+      logPrompts: z.boolean().default(false),
+    })
+    .refine(
+      (a) =>
+        (a.baseUrl === undefined) === (a.apiKey === undefined) &&
+        (a.baseUrl === undefined) === (a.model === undefined),
+      { message: 'set baseUrl, apiKey and model together (or none of them to keep AI off)' },
+    )
+    .prefault({}),
   /** The opt-in delete action: a user deletes their own stored file by its URL. */
   delete: z
     .strictObject({

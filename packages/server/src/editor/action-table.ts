@@ -5,7 +5,7 @@ import type { Category } from '../shared/types.js'
 /** What the image actions store and `listImage` lists; only these are resized and watermarked. */
 export const IMAGE_CATEGORIES: readonly Category[] = ['image', 'scrawl', 'snapscreen', 'catch']
 
-export type ActionKind = 'config' | 'upload' | 'base64' | 'catch' | 'list' | 'delete'
+export type ActionKind = 'config' | 'upload' | 'base64' | 'catch' | 'list' | 'delete' | 'ai'
 
 export interface UploadRule {
   category: Category
@@ -32,6 +32,7 @@ export type ActionDef =
   | { name: string; kind: 'catch'; rule: CatchRule }
   | { name: string; kind: 'list'; rule: ListRule }
   | { name: string; kind: 'delete' }
+  | { name: string; kind: 'ai' }
 
 export type ActionTable = ReadonlyMap<string, ActionDef>
 
@@ -42,7 +43,7 @@ export type ActionTable = ReadonlyMap<string, ActionDef>
  */
 export function buildActionTable(
   e: EditorConfig,
-  extra: { deleteActionName?: string | undefined } = {},
+  extra: { deleteActionName?: string | undefined; aiActionName?: string | undefined } = {},
 ): ActionTable {
   const image: UploadRule = {
     category: 'image',
@@ -114,6 +115,7 @@ export function buildActionTable(
       },
     },
     ...(extra.deleteActionName ? [{ name: extra.deleteActionName, kind: 'delete' as const }] : []),
+    ...(extra.aiActionName ? [{ name: extra.aiActionName, kind: 'ai' as const }] : []),
   ]
 
   const table = new Map<string, ActionDef>()

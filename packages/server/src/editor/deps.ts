@@ -1,3 +1,4 @@
+import type { AiRelay } from '../ai/relay.js'
 import type { Authenticator } from '../auth/authenticator.js'
 import type { Principal } from '../auth/types.js'
 import type { ServerConfig } from '../config/load.js'
@@ -24,6 +25,8 @@ export interface EditorDeps {
   metrics?: Metrics
   /** Who a request acts for (docs/auth.md). */
   auth: Authenticator
+  /** The AI relay, when `ai` is configured (docs/ai.md). */
+  ai?: AiRelay | undefined
 }
 
 /** The caller of one request: who (when known) and from where (when the adapter knows). */

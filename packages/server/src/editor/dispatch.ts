@@ -5,6 +5,7 @@ import { noMetrics } from '../shared/metrics.js'
 import { requestInfo } from '../shared/request-info.js'
 import type { FetchHandler } from '../shared/types.js'
 import type { ActionDef, ActionKind } from './action-table.js'
+import { aiRefusal, handleAi } from './actions/ai.js'
 import { handleBase64 } from './actions/base64.js'
 import { handleCatch, refuseCatchOverJsonp } from './actions/catch.js'
 import { handleConfig } from './actions/config.js'
@@ -68,6 +69,7 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
 
     const fail = (error: UeError): Response => {
       recordAnswer(metrics, def, started, { code: error.code })
+      if (def?.kind === 'ai') return aiRefusal(error, config)
       const state = messageFor(config.locale, error.code)
       const body: Record<string, unknown> = { state, code: error.code }
       // The editor reads only `list[0]` of a catch answer; without it, capture stops for good.
@@ -101,6 +103,11 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       const method = request.method === 'HEAD' ? 'GET' : request.method
       const allowed = READS.has(def.kind) || (def.kind === 'catch' && jsonp) ? 'GET' : 'POST'
       if (method !== allowed) throw new UeError('UE_METHOD_NOT_ALLOWED')
+      if (def.kind === 'ai') {
+        const answer = await handleAi({ request, url, deps, actor })
+        recordAnswer(metrics, def, started, {})
+        return answer
+      }
       // Admitted before the body is read: a refused flood costs no disk and no parsing.
       const release = WRITES.has(def.kind) ? await gate.admit(actor) : undefined
       const uploadEnded = release ? metrics.uploadStarted() : undefined

@@ -48,6 +48,12 @@ export const CODES = {
   UE_INTERNAL: { status: 500 },
   UE_AUTH_THROTTLED: { status: 429 },
   UE_QUOTA_EXCEEDED: { status: 413 },
+  UE_AI_RATE_LIMITED: { status: 429 },
+  UE_AI_BUDGET_EXCEEDED: { status: 429 },
+  UE_AI_MODEL_NOT_ALLOWED: { status: 400 },
+  UE_AI_PROMPT_TOO_LARGE: { status: 413 },
+  UE_AI_UPSTREAM_FAILED: { status: 502 },
+  UE_AI_TIMEOUT: { status: 504 },
 } as const satisfies Record<string, { status: number }>
 
 export type UeErrorCode = keyof typeof CODES

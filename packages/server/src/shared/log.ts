@@ -30,6 +30,7 @@ const SECRET_KEYS = [
   'adminTokens',
   'readTokens',
   'access_token',
+  'apiKey',
 ]
 const REDACT_PATHS = SECRET_KEYS.flatMap((k) => {
   const key = /^[A-Za-z_$][\w$]*$/.test(k) ? k : `["${k}"]`

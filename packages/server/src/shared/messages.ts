@@ -49,6 +49,12 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_INTERNAL: '未知错误',
     UE_AUTH_THROTTLED: '认证失败次数过多，请稍后再试',
     UE_QUOTA_EXCEEDED: '存储空间已超出个人配额',
+    UE_AI_RATE_LIMITED: 'AI 请求过于频繁，请稍后再试',
+    UE_AI_BUDGET_EXCEEDED: '今日 AI 用量已达上限',
+    UE_AI_MODEL_NOT_ALLOWED: '不支持所选的 AI 模型',
+    UE_AI_PROMPT_TOO_LARGE: 'AI 提示内容过长',
+    UE_AI_UPSTREAM_FAILED: 'AI 服务暂时不可用，请稍后再试',
+    UE_AI_TIMEOUT: 'AI 服务响应超时，请稍后再试',
   },
   en: {
     UE_ACTION_UNKNOWN: 'Unknown action',
@@ -95,6 +101,12 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_INTERNAL: 'Unknown error',
     UE_AUTH_THROTTLED: 'Too many failed sign-ins, please retry later',
     UE_QUOTA_EXCEEDED: 'Your storage quota is used up',
+    UE_AI_RATE_LIMITED: 'Too many AI requests, please retry later',
+    UE_AI_BUDGET_EXCEEDED: 'Your AI allowance for today is used up',
+    UE_AI_MODEL_NOT_ALLOWED: 'This AI model is not available',
+    UE_AI_PROMPT_TOO_LARGE: 'The AI prompt is too long',
+    UE_AI_UPSTREAM_FAILED: 'The AI service is unavailable, please retry later',
+    UE_AI_TIMEOUT: 'The AI service did not answer in time, please retry later',
   },
 }
 

@@ -1,0 +1,230 @@
+import { UeError, type UeErrorCode } from '../shared/errors.js'
+import { assertIdentityEncoding, type BodyTimeouts, readBodyBytes } from '../shared/request-body.js'
+import type { Logger } from '../shared/types.js'
+import { type AiLimitOptions, createAiLimits } from './limits.js'
+import {
+  type ChatChunk,
+  isUpstreamTimeout,
+  type ModelClient,
+  upstreamStatus,
+} from './model-client.js'
+import { type AiAsk, parseAsk, promptChars } from './request.js'
+import { SSE_HEADERS, sseError, sseWriter } from './sse.js'
+
+export interface AiRelayOptions {
+  client: ModelClient
+  /** The default model; always allowed. */
+  model: string
+  /** More models a client may name (OpenAI body); any other is refused. */
+  models: readonly string[]
+  maxPromptChars: number
+  maxOutputTokens: number
+  /** The whole call, first byte to last. */
+  timeoutMs: number
+  /** The longest wait for the next piece of the answer (the first one included). */
+  idleTimeoutMs: number
+  /** Put the prompt text in the audit line (off by default). */
+  logPrompts: boolean
+  limits: AiLimitOptions
+  bodyTimeouts: BodyTimeouts
+  /** The readable message of a code, in the server's locale. */
+  message(code: UeErrorCode): string
+  log: Logger
+  /** The model key, scrubbed out of anything logged. */
+  secret: string
+}
+
+export interface AiCaller {
+  /** Null: anonymous (only let through on loopback in auth mode none). */
+  user: string | null
+  address?: string | undefined
+}
+
+export interface AiRelay {
+  /**
+   * Admits, reads and checks one call, then answers an SSE stream relaying the upstream. Throws
+   * a UeError for a refusal before the stream starts; afterwards failures are `error` events.
+   */
+  handle(request: Request, caller: AiCaller): Promise<Response>
+}
+
+/** Text and JSON escaping: a character of prompt can take up to 6 bytes of body. */
+const BODY_BYTES_PER_CHAR = 6
+const BODY_OVERHEAD = 16_384
+
+export function createAiRelay(o: AiRelayOptions): AiRelay {
+  const limits = createAiLimits(o.limits)
+  const allowed = new Set([o.model, ...o.models])
+  const maxBodyBytes = o.maxPromptChars * BODY_BYTES_PER_CHAR + BODY_OVERHEAD
+  const scrub = (s: string) => (o.secret ? s.split(o.secret).join('[Redacted]') : s)
+
+  const audit = (line: Record<string, unknown>, failed: boolean) => {
+    if (failed) o.log.warn({ audit: 'ai', ...line }, 'ai call')
+    else o.log.info({ audit: 'ai', ...line }, 'ai call')
+  }
+
+  return {
+    async handle(request, caller) {
+      const started = performance.now()
+      const key = caller.user !== null ? `user:${caller.user}` : `anonymous:${caller.address}`
+      const who = { user: caller.user, address: caller.address }
+      let release: (() => void) | undefined
+      let ask: AiAsk
+      let model: string
+      try {
+        release = limits.admit(key)
+        ask = parseAsk(await readJson(request, maxBodyBytes, o.bodyTimeouts))
+        model = ask.model ?? o.model
+        if (!allowed.has(model))
+          throw new UeError('UE_AI_MODEL_NOT_ALLOWED', { detail: 'not in ai.models' })
+        if (promptChars(ask.messages) > o.maxPromptChars)
+          throw new UeError('UE_AI_PROMPT_TOO_LARGE')
+      } catch (e) {
+        release?.()
+        const outcome = e instanceof UeError ? e.code : 'UE_INTERNAL'
+        audit({ ...who, outcome, tokensIn: 0, tokensOut: 0, ms: elapsed(started) }, true)
+        throw e
+      }
+      const budgetLeft = limits.left(key)
+      const maxTokens = Math.max(
+        1,
+        Math.min(o.maxOutputTokens, ask.maxTokens ?? o.maxOutputTokens, budgetLeft),
+      )
+      const writer = sseWriter(ask.shape, model)
+      const upstream = new AbortController()
+      let clientGone = false
+      let timedOut = false
+      const onClientGone = () => {
+        clientGone = true
+        upstream.abort(new Error('the client went away'))
+      }
+
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          const send = (bytes: Uint8Array) => {
+            if (clientGone) return
+            try {
+              controller.enqueue(bytes)
+            } catch {
+              clientGone = true
+            }
+          }
+          if (request.signal.aborted) onClientGone()
+          else request.signal.addEventListener('abort', onClientGone, { once: true })
+          const timeout = () => {
+            timedOut = true
+            upstream.abort(new Error('the upstream timed out'))
+          }
+          const deadline = setTimeout(timeout, o.timeoutMs)
+          let idle = setTimeout(timeout, o.idleTimeoutMs)
+          const stillWaiting = new Promise<never>((_, reject) => {
+            upstream.signal.addEventListener('abort', () => reject(upstream.signal.reason), {
+              once: true,
+            })
+          })
+          stillWaiting.catch(() => {})
+
+          let usage: ChatChunk['usage']
+          let outChars = 0
+          let outcome = 'ok'
+          let status: number | undefined
+          const pump = async () => {
+            const chunks = o.client
+              .stream({ model, messages: ask.messages, maxTokens, signal: upstream.signal })
+              [Symbol.asyncIterator]()
+            try {
+              while (true) {
+                // Raced with the abort, so a stalled upstream cannot hold the answer open.
+                const next = await Promise.race([chunks.next(), stillWaiting])
+                if (next.done) break
+                clearTimeout(idle)
+                idle = setTimeout(timeout, o.idleTimeoutMs)
+                if (next.value.usage) usage = next.value.usage
+                if (next.value.text) {
+                  outChars += next.value.text.length
+                  send(writer.text(next.value.text))
+                }
+              }
+              send(writer.end())
+            } catch (err) {
+              chunks.return?.().catch(() => {})
+              if (clientGone) outcome = 'aborted'
+              else {
+                const code: UeErrorCode =
+                  timedOut || isUpstreamTimeout(err) ? 'UE_AI_TIMEOUT' : 'UE_AI_UPSTREAM_FAILED'
+                outcome = code
+                status = upstreamStatus(err)
+                o.log.warn(
+                  { code, upstreamStatus: status, reason: scrub(String(errorText(err))) },
+                  'ai upstream failed',
+                )
+                send(sseError(code, o.message(code)))
+              }
+            }
+          }
+          void pump().finally(() => {
+            clearTimeout(deadline)
+            clearTimeout(idle)
+            request.signal.removeEventListener('abort', onClientGone)
+            upstream.abort(new Error('done'))
+            release?.()
+            const tokensIn = usage?.input ?? promptChars(ask.messages)
+            const tokensOut = usage?.output ?? outChars
+            limits.spend(key, tokensIn + tokensOut)
+            const line: Record<string, unknown> = {
+              ...who,
+              model,
+              shape: ask.shape,
+              tokensIn,
+              tokensOut,
+              usage: usage ? 'reported' : 'estimated',
+              ms: elapsed(started),
+              outcome,
+            }
+            if (status !== undefined) line.upstreamStatus = status
+            if (o.logPrompts) line.prompt = ask.messages
+            audit(line, outcome !== 'ok' && outcome !== 'aborted')
+            if (!clientGone)
+              try {
+                controller.close()
+              } catch {
+                // already cancelled
+              }
+          })
+        },
+        cancel() {
+          onClientGone()
+        },
+      })
+      return new Response(body, { status: 200, headers: SSE_HEADERS })
+    },
+  }
+}
+
+async function readJson(request: Request, maxBytes: number, timeouts: BodyTimeouts) {
+  assertIdentityEncoding(request)
+  const type = request.headers.get('content-type') ?? ''
+  if (!/^application\/json\s*(;|$)/i.test(type)) throw new UeError('UE_MEDIA_TYPE_UNSUPPORTED')
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN)
+  if (declared > maxBytes) throw new UeError('UE_AI_PROMPT_TOO_LARGE')
+  const bytes = await readBodyBytes(request, maxBytes, timeouts).catch((e: unknown) => {
+    if (e instanceof UeError && e.code === 'UE_BODY_TOO_LARGE')
+      throw new UeError('UE_AI_PROMPT_TOO_LARGE')
+    throw e
+  })
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    return JSON.parse(text) as unknown
+  } catch {
+    throw new UeError('UE_BODY_INVALID', { detail: 'not a UTF-8 JSON body' })
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err)
+}
+
+function elapsed(started: number): number {
+  return Math.round(performance.now() - started)
+}
