@@ -8,9 +8,11 @@ export type ServerConfig = ParsedServerConfig & {
   dataDir: string
   publicUrl: string
   storage: { driver: 'local'; root: string } | S3Storage
-  index: { driver: 'sqlite'; file: string } | PostgresIndex
+  index: (SqliteIndex & { file: string }) | PostgresIndex
   uploads: ParsedServerConfig['uploads'] & { tempDir: string }
 }
+
+type SqliteIndex = Extract<ParsedServerConfig['index'], { driver: 'sqlite' }>
 
 type PostgresIndex = Extract<ParsedServerConfig['index'], { driver: 'postgres' }>
 
@@ -97,6 +99,12 @@ export const ENV_VARS: readonly EnvVar[] = [
     help: 'key prefix',
   },
   { name: 'UEDITOR_SQLITE_FILE', paths: one('index', 'file'), kind: 'string', help: 'SQLite file' },
+  {
+    name: 'UEDITOR_SQLITE_ENGINE',
+    paths: one('index', 'engine'),
+    kind: 'string',
+    help: 'auto, node:sqlite or better-sqlite3',
+  },
   {
     name: 'UEDITOR_INDEX_DRIVER',
     paths: one('index', 'driver'),
@@ -363,7 +371,7 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
         : cfg.storage,
     index:
       cfg.index.driver === 'sqlite'
-        ? { driver: 'sqlite', file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') }
+        ? { ...cfg.index, file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') }
         : cfg.index,
     uploads: { ...cfg.uploads, tempDir: resolve(dataDir, cfg.uploads.tempDir ?? 'tmp') },
     editor: withStoredImageExts(cfg.editor, cfg.images),

@@ -230,7 +230,12 @@ export const ServerConfigSchema = z.strictObject({
     .prefault({ driver: 'local' }),
   index: z
     .discriminatedUnion('driver', [
-      z.strictObject({ driver: z.literal('sqlite'), file: z.string().min(1).optional() }),
+      z.strictObject({
+        driver: z.literal('sqlite'),
+        file: z.string().min(1).optional(),
+        /** 'auto': Node's built-in node:sqlite where it exists (22.13+), else better-sqlite3. */
+        engine: z.enum(['auto', 'node:sqlite', 'better-sqlite3']).default('auto'),
+      }),
       z.strictObject({
         driver: z.literal('postgres'),
         // The URL may carry a password: messages name the key, never the value.

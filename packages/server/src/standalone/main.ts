@@ -1,23 +1,24 @@
 #!/usr/bin/env node
 import { isUeError } from '../shared/errors.js'
-import { MATERIALS_COMMANDS, runMaterialsCommand } from './materials-cli.js'
+import { runMaterialsCommand } from './materials-cli.js'
 import { startServer } from './serve.js'
-
-const USAGE = `Usage: ueditor-server [serve]
-       ${MATERIALS_COMMANDS}
-
-Runs the UEditor backend. Configuration comes from a JSON file (UEDITOR_CONFIG) and
-UEDITOR_* environment variables; see docs/config.md.`
+import { usageText } from './usage.js'
+import { packageVersion } from './version.js'
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve'
   if (command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(`${USAGE}\n`)
+    process.stdout.write(usageText())
+    return 0
+  }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(`${packageVersion()}\n`)
     return 0
   }
   if (command === 'materials') return runMaterialsCommand(argv.slice(1))
-  if (command !== 'serve') {
-    process.stderr.write(`Unknown command "${command}".\n\n${USAGE}\n`)
+  if (command !== 'serve' || argv.length > 1) {
+    const what = command === 'serve' ? `argument "${argv[1]}"` : `command "${command}"`
+    process.stderr.write(`Unknown ${what}.\n\n${usageText()}`)
     return 2
   }
   const server = await startServer()
