@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises'
+import { unknownEditorKeys } from './config/editor-keys.js'
 import { type LoadOptions, loadConfig, type ServerConfig } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
 import { MATERIALS_MIGRATION } from './db/migrations.js'
@@ -64,6 +65,8 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const log =
     options.logger ?? (config.logLevel === 'silent' ? silentLogger : consoleLogger(config.logLevel))
   const table = buildActionTable(config.editor)
+  for (const unknown of unknownEditorKeys(config.editor, config.editorExtraKeys))
+    log.warn({ key: unknown.key, suggestion: unknown.suggestion }, unknown.message)
 
   await mkdir(config.uploads.tempDir, { recursive: true })
   const { enabled, ...imageOptions } = config.images

@@ -188,6 +188,8 @@ export const ServerConfigSchema = z.strictObject({
   locale: z.enum(['zh-CN', 'en']).default('zh-CN'),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   editor: EditorConfigSchema.prefault({}),
+  /** Keys in `editor` the server does not know but that are deliberate (no warning at start). */
+  editorExtraKeys: z.array(z.string().min(1)).default([]),
   routes: z
     .strictObject({
       editor: absolutePath.default('/ueditor'),

@@ -10,6 +10,7 @@ import { handleList } from './actions/list.js'
 import { handleUpload } from './actions/upload.js'
 import type { ActionContext, EditorDeps } from './deps.js'
 import { createUploadGate } from './limits.js'
+import { refusalDetails } from './refusal-log.js'
 import { isValidCallback, jsonpResponse, jsonResponse } from './respond.js'
 
 function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
@@ -93,7 +94,7 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
     } catch (e) {
       if (isUeError(e)) {
         if (e.status >= 500) log.error({ err: e, cause: e.cause }, 'editor action failed')
-        else log.debug({ code: e.code, action: def?.name }, 'editor request refused')
+        else log.debug(refusalDetails(def, e, config), 'editor request refused')
         return fail(e)
       }
       log.error({ err: e, action: def?.name }, 'unexpected error in editor action')

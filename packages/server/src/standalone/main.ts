@@ -45,8 +45,15 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
+    const listen = err as NodeJS.ErrnoException & { address?: string; port?: number }
     if (isUeError(err) && err.code === 'UE_CONFIG_INVALID') {
       process.stderr.write(`Invalid configuration:${err.detail ?? ''}\n`)
+    } else if (listen.syscall === 'listen') {
+      const why = listen.code === 'EADDRINUSE' ? 'the port is in use' : listen.code
+      process.stderr.write(
+        `ueditor-server cannot listen on ${listen.address}:${listen.port}: ${why}. ` +
+          'Stop the other server or choose another port (PORT, http.port); nothing was written.\n',
+      )
     } else {
       process.stderr.write(`ueditor-server failed to start: ${(err as Error).message}\n`)
     }

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { toNodeHandler } from '../http/node.js'
+import { type LoadOptions, loadConfig } from '../config/load.js'
+import { type NodeHandler, toNodeHandler } from '../http/node.js'
 import { createUeditorServer, type UeditorOptions, type UeditorServer } from '../server.js'
 
 export interface RunningServer {
@@ -14,12 +15,16 @@ export interface RunningServer {
 
 /** The standalone server: one node:http server in front of `ue.fetch`. */
 export async function startServer(options: UeditorOptions = {}): Promise<RunningServer> {
-  const ue = await createUeditorServer(options)
-  const { http: cfg } = ue.config
+  // The port is taken before anything is written: a start that cannot listen (port in use,
+  // no permission) fails before the data folder, the index or the temp spool are created.
+  const { http: cfg } = loadConfig(loadOptionsOf(options))
   // Counted from request to the last byte written, so shutdown never cuts a response short.
   let inFlight = 0
   let idle: (() => void) | undefined
-  const handle = toNodeHandler(ue.fetch)
+  let handle: NodeHandler = (_req, res) => {
+    res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1' })
+    res.end(JSON.stringify({ error: { code: 'UE_SHUTTING_DOWN', message: 'Starting' } }))
+  }
   const server = createServer(
     {
       headersTimeout: cfg.headersTimeoutMs,
@@ -44,6 +49,14 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
       resolve()
     })
   })
+  let ue: UeditorServer
+  try {
+    ue = await createUeditorServer(options)
+  } catch (e) {
+    await new Promise((resolve) => server.close(resolve))
+    throw e
+  }
+  handle = toNodeHandler(ue.fetch)
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
 
@@ -68,4 +81,12 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
     return closing
   }
   return { ue, http: server, url: `http://${host}:${address.port}`, close }
+}
+
+/** The same layers `createUeditorServer` reads, to know the address before it runs. */
+function loadOptionsOf(options: UeditorOptions): LoadOptions {
+  const o: LoadOptions = { overrides: options.config ?? {} }
+  if (options.configFile !== undefined) o.configFile = options.configFile
+  if (options.env !== undefined) o.env = options.env
+  return o
 }

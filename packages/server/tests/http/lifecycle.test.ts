@@ -93,7 +93,7 @@ test('a bad config stops the binary with every problem listed', async (t) => {
     '.svg',
     'editor.imagePathFormat',
     'typo',
-    'http.port (from PORT)',
+    'http.port (from PORT=eighty)',
   ])
     assert.ok(out.includes(fragment), `${fragment} missing in:\n${out}`)
 })
