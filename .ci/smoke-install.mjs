@@ -145,7 +145,7 @@ void createMaterialLoaders
   const list = await (await fetch(`${url}/ueditor?action=listImage&start=0&size=20`)).json()
   if (list.list?.[0]?.url !== answer.url)
     throw new Error(`listImage answered ${JSON.stringify(list)}`)
-  const engine = /sqlite engine: (\S+)/.exec(banner)?.[1] ?? 'see banner'
+  const engine = /index: +SQLite \S+ through (\S+)/.exec(banner)?.[1] ?? 'see banner'
   step(
     `ok: ${installed.name}@${installed.version} installed, served and stored an upload (SQLite through ${engine})`,
   )

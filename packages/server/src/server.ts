@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises'
+import { sep } from 'node:path'
 import { unknownEditorKeys } from './config/editor-keys.js'
 import { type LoadOptions, loadConfig, type ServerConfig } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
@@ -12,10 +13,12 @@ import { createAssetServer, loaderAssets } from './http/assets.js'
 import { withCors } from './http/cors.js'
 import { type NodeHandler, toNodeHandler } from './http/node.js'
 import { createFileServer } from './http/static.js'
+import { createStaticSite } from './http/static-site.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
 import { sharpProcessor } from './images/sharp.js'
 import { createRemoteFetcher, type Dialer, type HostLookup } from './ingest/remote/fetch-image.js'
 import { createMaterialsApi, seedOnFirstStart } from './materials/api.js'
+import { UeError } from './shared/errors.js'
 import { consoleLogger, silentLogger } from './shared/log.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
@@ -68,6 +71,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   for (const unknown of unknownEditorKeys(config.editor, config.editorExtraKeys))
     log.warn({ key: unknown.key, suggestion: unknown.suggestion }, unknown.message)
 
+  const site = config.site.dir ? await openSite(config, config.site.dir) : undefined
   await mkdir(config.uploads.tempDir, { recursive: true })
   const { enabled, ...imageOptions } = config.images
   const images: ImageProcessor = enabled ? await sharpProcessor(imageOptions) : passthroughProcessor
@@ -126,6 +130,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       if (pathname.startsWith(filesPrefix)) return await files(request)
       if (pathname === '/healthz') return await health(request)
       if (pathname.startsWith(materialsPrefix)) return await mountedMaterials(request)
+      if (site) return await site(request)
       return jsonResponse({ error: { code: 'UE_NOT_FOUND', message: 'Not found' } }, 404)
     } catch (err) {
       log.error({ err, path: pathname }, 'unhandled error')
@@ -151,7 +156,25 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   }
 }
 
-function storageDriver(c: ServerConfig['storage']): StorageDriver {
+/** The static site folder; never the data folder or a folder inside it. */
+async function openSite(config: ServerConfig, dir: string): Promise<FetchHandler> {
+  const invalid = (why: string) =>
+    new UeError('UE_CONFIG_INVALID', { detail: `\n  - site.dir (${dir}): ${why}` })
+  if (dir === config.dataDir || dir.startsWith(`${config.dataDir}${sep}`))
+    throw invalid('is the data folder or inside it; serve a folder of its own')
+  const exclude = [config.dataDir, config.uploads.tempDir]
+  if (config.storage.driver === 'local') exclude.push(config.storage.root)
+  if (config.index.driver === 'sqlite') exclude.push(config.index.file)
+  try {
+    return await createStaticSite({ root: dir, index: config.site.index, exclude })
+  } catch (e) {
+    throw invalid(
+      (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'folder not found' : (e as Error).message,
+    )
+  }
+}
+
+export function storageDriver(c: ServerConfig['storage']): StorageDriver {
   if (c.driver === 'local') return localDiskStorage({ root: c.root })
   const { accessKeyId, secretAccessKey } = c
   return s3Storage({

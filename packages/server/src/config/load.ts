@@ -212,6 +212,12 @@ export const ENV_VARS: readonly EnvVar[] = [
     }),
   ),
   {
+    name: 'UEDITOR_STATIC_DIR',
+    paths: one('site', 'dir'),
+    kind: 'string',
+    help: 'folder served at / (the editor files and your page)',
+  },
+  {
     name: 'UEDITOR_EDITOR_EXTRA_KEYS',
     paths: one('editorExtraKeys'),
     kind: 'list',
@@ -382,6 +388,7 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
         ? { ...cfg.index, file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') }
         : cfg.index,
     uploads: { ...cfg.uploads, tempDir: resolve(dataDir, cfg.uploads.tempDir ?? 'tmp') },
+    site: cfg.site.dir ? { ...cfg.site, dir: resolve(cwd, cfg.site.dir) } : cfg.site,
     editor: withStoredImageExts(cfg.editor, cfg.images),
     images: cfg.images.watermark
       ? {

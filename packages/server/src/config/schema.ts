@@ -269,6 +269,17 @@ export const ServerConfigSchema = z.strictObject({
       shutdownGraceMs: z.number().int().min(0).default(30_000),
     })
     .prefault({}),
+  /** A folder of static files (the editor's files, the site's page) served at `/`. */
+  site: z
+    .strictObject({
+      dir: z.string().min(1).optional(),
+      /** File served for a folder URL (`/`, `/docs/`). */
+      index: z
+        .string()
+        .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/, 'must be a file name')
+        .default('index.html'),
+    })
+    .prefault({}),
   uploads: z
     .strictObject({
       /** Temp spool folder; default `<dataDir>/tmp` so it sits on the storage volume. */

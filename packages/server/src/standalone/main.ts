@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { isUeError } from '../shared/errors.js'
+import { bannerText } from './banner.js'
+import { runDoctor } from './doctor.js'
 import { runMaterialsCommand } from './materials-cli.js'
 import { startServer } from './serve.js'
 import { usageText } from './usage.js'
@@ -16,21 +18,14 @@ async function main(argv: string[]): Promise<number> {
     return 0
   }
   if (command === 'materials') return runMaterialsCommand(argv.slice(1))
+  if (command === 'doctor' && argv.length === 1) return runDoctor()
   if (command !== 'serve' || argv.length > 1) {
     const what = command === 'serve' ? `argument "${argv[1]}"` : `command "${command}"`
     process.stderr.write(`Unknown ${what}.\n\n${usageText()}`)
     return 2
   }
   const server = await startServer()
-  const { routes } = server.ue.config
-  process.stderr.write(
-    `ueditor-server listening on ${server.url}\n` +
-      `  editor endpoint (serverUrl): ${server.url}${routes.editor}\n` +
-      `  stored files:                ${server.url}${routes.files}/\n` +
-      (server.ue.config.materials.enabled
-        ? `  materials (designer):        ${server.url}${routes.materials}/categories\n`
-        : ''),
-  )
+  process.stderr.write(bannerText(server, packageVersion()))
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       process.stderr.write(`${signal} received, finishing in-flight requests…\n`)
