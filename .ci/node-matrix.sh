@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 
 lines="${UEDITOR_CI_NODE_LINES:-22 24}"
 arch="$(node -p 'process.arch')"
+# The Node binaries stay here after the run (.ci/run uses the newest for the install smoke).
+cache="${UEDITOR_CI_NODE_CACHE:-${TMPDIR:-/tmp}/ueditor-ci-node}"
 work="$(mktemp -d)"
 host_build="$work/better-sqlite3-host-build"
 cp -a node_modules/better-sqlite3/build "$host_build"
@@ -22,9 +24,10 @@ trap restore EXIT
 
 summary=()
 for line in $lines; do
-  prefix="$work/node-$line"
-  npm install --prefix "$prefix" --no-save --no-package-lock --no-audit --no-fund --silent \
-    "node-linux-$arch@$line"
+  prefix="$cache/node-$line"
+  [ -x "$prefix/node_modules/node-linux-$arch/bin/node" ] ||
+    npm install --prefix "$prefix" --no-save --no-package-lock --no-audit --no-fund --silent \
+      "node-linux-$arch@$line"
   home="$prefix/node_modules/node-linux-$arch"
   version="$("$home/bin/node" --version)"
   echo "== node $version (node-linux-$arch@$line)"
