@@ -45,7 +45,10 @@ describe('metadata index configuration', () => {
   test('a URL of another scheme is refused, naming the variable but not echoing the URL', () => {
     const secret = 'mysql://ueditor:s3cr3t-pa55@db.internal/ueditor'
     const message = failure(() => loadConfig({ env: { UEDITOR_DATABASE_URL: secret } }))
-    assert.match(message, /index\.url \(from UEDITOR_DATABASE_URL=<hidden>\): must be a postgres:\/\//)
+    assert.match(
+      message,
+      /index\.url \(from UEDITOR_DATABASE_URL=<hidden>\): must be a postgres:\/\//,
+    )
     assert.doesNotMatch(message, /s3cr3t-pa55|db\.internal/)
   })
 
