@@ -61,10 +61,36 @@ export async function openBuiltinSqlite(file: string): Promise<BuiltinSqlite> {
       const stmt = db.prepare(sql)
       return {
         reader: stmt.columns().length > 0,
-        all: (params) => stmt.all(...params),
-        run: (params) => stmt.run(...params),
-        iterate: (params) => stmt.iterate(...params),
+        all: (params) => sqliteCall(() => stmt.all(...params)),
+        run: (params) => sqliteCall(() => stmt.run(...params)),
+        iterate: (params) => sqliteCall(() => stmt.iterate(...params)),
       }
     },
+  }
+}
+
+/**
+ * node:sqlite reports every SQLite failure as `code: 'ERR_SQLITE_ERROR'` with the numeric
+ * extended result code in `errcode`; better-sqlite3 (and `db/errors.ts`) use SQLite's names.
+ * The constraint and busy codes the store reacts to get their names here.
+ */
+const RESULT_NAMES: Readonly<Record<number, string>> = {
+  5: 'SQLITE_BUSY',
+  6: 'SQLITE_LOCKED',
+  19: 'SQLITE_CONSTRAINT',
+  275: 'SQLITE_CONSTRAINT_CHECK',
+  787: 'SQLITE_CONSTRAINT_FOREIGNKEY',
+  1299: 'SQLITE_CONSTRAINT_NOTNULL',
+  1555: 'SQLITE_CONSTRAINT_PRIMARYKEY',
+  2067: 'SQLITE_CONSTRAINT_UNIQUE',
+}
+
+function sqliteCall<T>(run: () => T): T {
+  try {
+    return run()
+  } catch (e) {
+    const name = RESULT_NAMES[(e as { errcode?: number }).errcode ?? -1]
+    if (name && e instanceof Error) Object.defineProperty(e, 'code', { value: name })
+    throw e
   }
 }
