@@ -11,7 +11,13 @@ import type { StorageKey } from '../../src/shared/types.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
 import { skipOrFail } from '../helpers/postgres.js'
-import { ENGINES, type Engine, engineUnavailable, rawSqlite } from '../helpers/sqlite.js'
+import {
+  ENGINES,
+  type Engine,
+  engineMissing,
+  engineNotApplicable,
+  rawSqlite,
+} from '../helpers/sqlite.js'
 
 const dir = await mkdtemp(join(tmpdir(), 'ue-db-'))
 after(() => rm(dir, { recursive: true, force: true }))
@@ -19,11 +25,12 @@ after(() => rm(dir, { recursive: true, force: true }))
 let n = 0
 
 for (const engine of ENGINES) {
-  const unavailable = engineUnavailable(engine)
-  if (unavailable !== null) {
+  const notApplicable = engineNotApplicable(engine)
+  const missing = notApplicable === null ? await engineMissing(engine) : null
+  if (notApplicable !== null || missing !== null) {
     test(`runs the metadata store contracts on SQLite through ${engine}`, (t) =>
-      // node:sqlite cannot exist before Node 22.13; a missing better-sqlite3 build can be fixed.
-      engine === 'node:sqlite' ? t.skip(unavailable) : skipOrFail(t, unavailable))
+      // Not applicable on this Node is a skip; a missing better-sqlite3 build can be fixed.
+      notApplicable !== null ? t.skip(notApplicable) : skipOrFail(t, missing as string))
     continue
   }
   // A directory that does not exist yet: opening must create it.
@@ -90,8 +97,10 @@ function storeTests(engine: Engine): void {
 
 test('a file written by one SQLite engine is read by the other', async (t) => {
   for (const engine of ENGINES) {
-    const reason = engineUnavailable(engine)
-    if (reason !== null) return engine === 'node:sqlite' ? t.skip(reason) : skipOrFail(t, reason)
+    const notApplicable = engineNotApplicable(engine)
+    if (notApplicable !== null) return t.skip(notApplicable)
+    const missing = await engineMissing(engine)
+    if (missing !== null) return skipOrFail(t, missing)
   }
   const file = join(dir, 'shared', 'index.db')
   const key = '2025/01/03/both.png' as StorageKey
