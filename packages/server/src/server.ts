@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises'
+import { sep } from 'node:path'
 import { openAiModelClient } from './ai/model-client.js'
 import { type AiRelay, createAiRelay } from './ai/relay.js'
 import { type AuthSetup, createAuthenticator } from './auth/authenticator.js'
@@ -6,6 +7,7 @@ import { type ResolvedMode, resolveAuthMode } from './auth/mode.js'
 import { failureThrottle } from './auth/throttle.js'
 import type { AuthorizeHook } from './auth/types.js'
 import { aiEnabled } from './config/ai-driver.js'
+import { unknownEditorKeys } from './config/editor-keys.js'
 import { type LoadOptions, loadConfig, type ServerConfig } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
 import { MATERIALS_MIGRATION } from './db/migrations.js'
@@ -21,11 +23,13 @@ import { createMetricsEndpoint } from './http/metrics-endpoint.js'
 import { type NodeHandler, toNodeHandler } from './http/node.js'
 import { observe } from './http/observe.js'
 import { createFileServer } from './http/static.js'
+import { createStaticSite } from './http/static-site.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
 import { sharpProcessor } from './images/sharp.js'
 import { createRemoteFetcher, type Dialer, type HostLookup } from './ingest/remote/fetch-image.js'
 import { removeStaleSpools } from './ingest/temp-file.js'
 import { createMaterialsApi, seedOnFirstStart } from './materials/api.js'
+import { UeError } from './shared/errors.js'
 import { createLogger, silentLogger } from './shared/log.js'
 import { messageFor } from './shared/messages.js'
 import { createMetrics } from './shared/metrics.js'
@@ -99,6 +103,8 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     deleteActionName: config.delete.enabled ? config.delete.actionName : undefined,
     aiActionName: aiEnabled(config) ? config.ai.actionName : undefined,
   })
+  for (const unknown of unknownEditorKeys(config.editor, config.editorExtraKeys))
+    log.warn({ key: unknown.key, suggestion: unknown.suggestion }, unknown.message)
   const authSetup: AuthSetup = {
     settings: config.auth,
     mode: resolveAuthMode(config.auth, options.authorize !== undefined),
@@ -107,6 +113,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     log,
   }
 
+  const site = config.site.dir ? await openSite(config, config.site.dir) : undefined
   await mkdir(config.uploads.tempDir, { recursive: true })
   const stale = await removeStaleSpools(config.uploads.tempDir)
   if (stale > 0) log.info({ folders: stale }, 'removed upload spools left by a stopped process')
@@ -226,6 +233,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       if (formula && (pathname === `${formulaPath}.svg` || pathname === `${formulaPath}.png`))
         return await formula(request)
       if (pathname.startsWith(materialsPrefix)) return await mountedMaterials(request)
+      if (site) return await site(request)
       return jsonResponse({ error: { code: 'UE_NOT_FOUND', message: 'Not found' } }, 404)
     } catch (err) {
       log.error({ err, path: pathname }, 'unhandled error')
@@ -282,7 +290,25 @@ function aiRelay(config: ServerConfig, log: Logger): AiRelay | undefined {
   })
 }
 
-function storageDriver(c: ServerConfig['storage']): StorageDriver {
+/** The static site folder; never the data folder or a folder inside it. */
+async function openSite(config: ServerConfig, dir: string): Promise<FetchHandler> {
+  const invalid = (why: string) =>
+    new UeError('UE_CONFIG_INVALID', { detail: `\n  - site.dir (${dir}): ${why}` })
+  if (dir === config.dataDir || dir.startsWith(`${config.dataDir}${sep}`))
+    throw invalid('is the data folder or inside it; serve a folder of its own')
+  const exclude = [config.dataDir, config.uploads.tempDir]
+  if (config.storage.driver === 'local') exclude.push(config.storage.root)
+  if (config.index.driver === 'sqlite') exclude.push(config.index.file)
+  try {
+    return await createStaticSite({ root: dir, index: config.site.index, exclude })
+  } catch (e) {
+    throw invalid(
+      (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'folder not found' : (e as Error).message,
+    )
+  }
+}
+
+export function storageDriver(c: ServerConfig['storage']): StorageDriver {
   if (c.driver === 'local') return localDiskStorage({ root: c.root })
   const { accessKeyId, secretAccessKey } = c
   return s3Storage({

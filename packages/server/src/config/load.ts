@@ -10,9 +10,11 @@ export type ServerConfig = ParsedServerConfig & {
   dataDir: string
   publicUrl: string
   storage: { driver: 'local'; root: string } | S3Storage
-  index: { driver: 'sqlite'; file: string } | PostgresIndex
+  index: (SqliteIndex & { file: string }) | PostgresIndex
   uploads: ParsedServerConfig['uploads'] & { tempDir: string }
 }
+
+type SqliteIndex = Extract<ParsedServerConfig['index'], { driver: 'sqlite' }>
 
 type PostgresIndex = Extract<ParsedServerConfig['index'], { driver: 'postgres' }>
 
@@ -117,6 +119,12 @@ export const ENV_VARS: readonly EnvVar[] = [
     help: 'key prefix',
   },
   { name: 'UEDITOR_SQLITE_FILE', paths: one('index', 'file'), kind: 'string', help: 'SQLite file' },
+  {
+    name: 'UEDITOR_SQLITE_ENGINE',
+    paths: one('index', 'engine'),
+    kind: 'string',
+    help: 'auto, node:sqlite or better-sqlite3',
+  },
   {
     name: 'UEDITOR_INDEX_DRIVER',
     paths: one('index', 'driver'),
@@ -223,6 +231,18 @@ export const ENV_VARS: readonly EnvVar[] = [
       help: `${kind}AllowFiles, comma-separated`,
     }),
   ),
+  {
+    name: 'UEDITOR_STATIC_DIR',
+    paths: one('site', 'dir'),
+    kind: 'string',
+    help: 'folder served at / (the editor files and your page)',
+  },
+  {
+    name: 'UEDITOR_EDITOR_EXTRA_KEYS',
+    paths: one('editorExtraKeys'),
+    kind: 'list',
+    help: 'deliberate custom editor keys, comma-separated',
+  },
   {
     name: 'UEDITOR_CATCHER_LOCAL_DOMAIN',
     paths: one('editor', 'catcherLocalDomain'),
@@ -486,14 +506,16 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     if (isPlainObject(merged.storage) && merged.storage.driver === undefined)
       merged.storage = { ...merged.storage, driver: 'bucket' in merged.storage ? 's3' : 'local' }
   }
-  problems.push(...activeContentProblems(merged), ...pageKeyProblems(merged))
+  const source = sourceOf({ file, fromFile, env, overrides: options.overrides ?? {} })
+  problems.push(...activeContentProblems(merged, source), ...pageKeyProblems(merged))
   const result = ServerConfigSchema.safeParse(merged)
   if (!result.success) {
     for (const issue of result.error.issues) {
-      const path = issue.path.join('.') || '(root)'
-      const envName = ENV_VARS.find((v) => v.paths.some((p) => p.join('.') === path))?.name
-      const from = envName && env[envName] !== undefined ? ` (from ${envName})` : ''
-      problems.push(`${path}${from}: ${issue.message}`)
+      const path = issue.path.map(String)
+      // An unknown key is reported on its parent object; name the layer that holds the key.
+      const keys = issue.code === 'unrecognized_keys' ? issue.keys : []
+      const where = keys.length > 0 ? source([...path, keys[0] as string], false) : source(path)
+      problems.push(`${path.join('.') || '(root)'}${where}: ${issue.message}`)
     }
   }
   if (problems.length > 0 || !result.success) {
@@ -514,9 +536,10 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
         : cfg.storage,
     index:
       cfg.index.driver === 'sqlite'
-        ? { driver: 'sqlite', file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') }
+        ? { ...cfg.index, file: resolve(dataDir, cfg.index.file ?? 'ueditor.db') }
         : cfg.index,
     uploads: { ...cfg.uploads, tempDir: resolve(dataDir, cfg.uploads.tempDir ?? 'tmp') },
+    site: cfg.site.dir ? { ...cfg.site, dir: resolve(cwd, cfg.site.dir) } : cfg.site,
     editor: withAiDriver(
       withFormulaRenderer(withStoredImageExts(cfg.editor, cfg.images), cfg),
       cfg,
@@ -544,8 +567,65 @@ function withStoredImageExts(
   }
 }
 
+type SourceOf = (path: readonly string[], withValue?: boolean) => string
+
+/**
+ * Names the layer a config value came from, and the value: ` (from UEDITOR_X=raw)`,
+ * ` (from ueditor.json: -1)`, ` (from code: -1)`. Secrets (keys, passwords, tokens) are named
+ * but never shown.
+ */
+function sourceOf(layers: {
+  file: string | undefined
+  fromFile: unknown
+  env: NodeJS.ProcessEnv
+  overrides: unknown
+}): SourceOf {
+  return (path, withValue = true) => {
+    const dotted = path.join('.')
+    const secret = SECRET_PATHS.some((p) => dotted === p || dotted.startsWith(`${p}.`))
+    const show = (v: unknown) => (!withValue ? '' : `: ${secret ? '<hidden>' : preview(v)}`)
+    const inOverrides = getPath(layers.overrides, path)
+    if (inOverrides.found) return ` (from code${show(inOverrides.value)})`
+    const envVar = ENV_VARS.find(
+      (v) =>
+        layers.env[v.name] &&
+        v.paths.some((p) => dotted === p.join('.') || dotted.startsWith(`${p.join('.')}.`)),
+    )
+    if (envVar) {
+      const raw = secret ? '<hidden>' : JSON.stringify(layers.env[envVar.name]).slice(1, -1)
+      return ` (from ${envVar.name}=${raw})`
+    }
+    const inFile = getPath(layers.fromFile, path)
+    if (inFile.found && layers.file) return ` (from ${layers.file}${show(inFile.value)})`
+    return withValue ? ' (not set)' : ''
+  }
+}
+
+const SECRET_PATHS = [
+  'storage.accessKeyId',
+  'storage.secretAccessKey',
+  'index.url',
+  'materials.tokens',
+  'materials.adminTokens',
+]
+
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text
+}
+
+function getPath(root: unknown, path: readonly string[]): { found: boolean; value?: unknown } {
+  let node = root
+  for (const key of path) {
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key))
+      return { found: false }
+    node = (node as Record<string, unknown>)[key]
+  }
+  return { found: true, value: node }
+}
+
 /** Script-capable extensions in any allow-list need `security.allowActiveContent`. */
-function activeContentProblems(input: unknown): string[] {
+function activeContentProblems(input: unknown, source: SourceOf): string[] {
   if (!isPlainObject(input) || !isPlainObject(input.editor)) return []
   if (isPlainObject(input.security) && input.security.allowActiveContent === true) return []
   const problems: string[] = []
@@ -555,7 +635,7 @@ function activeContentProblems(input: unknown): string[] {
       const normal = typeof ext === 'string' ? ext.trim().toLowerCase() : ''
       if (ACTIVE_CONTENT_EXTS.has(normal))
         problems.push(
-          `editor.${key}: "${normal}" can carry script; set security.allowActiveContent to allow it`,
+          `editor.${key}${source(['editor', key], false)}: "${normal}" can carry script; set security.allowActiveContent to allow it`,
         )
     }
   }

@@ -291,6 +291,8 @@ export const ServerConfigSchema = z.strictObject({
     })
     .prefault({}),
   editor: EditorConfigSchema.prefault({}),
+  /** Keys in `editor` the server does not know but that are deliberate (no warning at start). */
+  editorExtraKeys: z.array(z.string().min(1)).default([]),
   routes: z
     .strictObject({
       editor: absolutePath.default('/ueditor'),
@@ -333,7 +335,12 @@ export const ServerConfigSchema = z.strictObject({
     .prefault({ driver: 'local' }),
   index: z
     .discriminatedUnion('driver', [
-      z.strictObject({ driver: z.literal('sqlite'), file: z.string().min(1).optional() }),
+      z.strictObject({
+        driver: z.literal('sqlite'),
+        file: z.string().min(1).optional(),
+        /** 'auto': Node's built-in node:sqlite where it exists (22.13+), else better-sqlite3. */
+        engine: z.enum(['auto', 'node:sqlite', 'better-sqlite3']).optional(),
+      }),
       z.strictObject({
         driver: z.literal('postgres'),
         // The URL may carry a password: messages name the key, never the value.
@@ -368,6 +375,17 @@ export const ServerConfigSchema = z.strictObject({
       bodyGraceMs: z.number().int().positive().default(10_000),
       /** Time given to in-flight requests on SIGTERM before the server closes anyway. */
       shutdownGraceMs: z.number().int().min(0).default(30_000),
+    })
+    .prefault({}),
+  /** A folder of static files (the editor's files, the site's page) served at `/`. */
+  site: z
+    .strictObject({
+      dir: z.string().min(1).optional(),
+      /** File served for a folder URL (`/`, `/docs/`). */
+      index: z
+        .string()
+        .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/, 'must be a file name')
+        .default('index.html'),
     })
     .prefault({}),
   uploads: z

@@ -7,12 +7,23 @@ import { createFileIndex } from './file-index.js'
 import { createMaterialRepository } from './material-repo.js'
 import { migrateToLatest } from './migrations.js'
 import type { DbSchema } from './schema.js'
+import { type BuiltinSqlite, builtinSqliteAvailable, openBuiltinSqlite } from './sqlite-builtin.js'
 import type { MetadataStore } from './types.js'
+
+/** Which library opens the SQLite file; 'auto' prefers Node's own `node:sqlite`. */
+export type SqliteEngine = 'auto' | 'node:sqlite' | 'better-sqlite3'
 
 export interface SqliteIndexConfig {
   driver: 'sqlite'
   /** A file path, or ':memory:'. */
   file: string
+  engine?: SqliteEngine
+}
+
+/** The engine 'auto' stands for on this Node: node:sqlite where it exists (22.13+), else better-sqlite3. */
+export function resolveSqliteEngine(engine: SqliteEngine = 'auto'): Exclude<SqliteEngine, 'auto'> {
+  if (engine !== 'auto') return engine
+  return builtinSqliteAvailable() ? 'node:sqlite' : 'better-sqlite3'
 }
 
 export interface PostgresIndexConfig {
@@ -37,14 +48,14 @@ export async function openMetadataStore(cfg: IndexConfig): Promise<MetadataStore
 
 async function openSqlite(cfg: SqliteIndexConfig): Promise<Kysely<DbSchema>> {
   try {
+    const engine = resolveSqliteEngine(cfg.engine)
+    if (engine === 'node:sqlite' && !builtinSqliteAvailable())
+      throw new Error(`node:sqlite needs Node 22.13 or later (this is ${process.version})`)
     if (cfg.file !== ':memory:') await mkdir(dirname(resolve(cfg.file)), { recursive: true })
-    const { default: Database } = await import('better-sqlite3')
-    const sqlite = new Database(cfg.file)
+    const sqlite =
+      engine === 'node:sqlite' ? await openBuiltinSqlite(cfg.file) : await openBetter(cfg.file)
     try {
-      sqlite.pragma('journal_mode = WAL')
-      sqlite.pragma('busy_timeout = 5000')
-      sqlite.pragma('foreign_keys = ON')
-      sqlite.pragma('synchronous = NORMAL')
+      for (const pragma of PRAGMAS) sqlite.exec(`PRAGMA ${pragma}`)
     } catch (e) {
       sqlite.close()
       throw e
@@ -54,8 +65,30 @@ async function openSqlite(cfg: SqliteIndexConfig): Promise<Kysely<DbSchema>> {
       plugins: [new CamelCasePlugin()],
     })
   } catch (cause) {
-    throw new UeError('UE_INDEX_FAILED', { detail: 'cannot open the SQLite index', cause })
+    const reason = cause instanceof Error ? `: ${cause.message}` : ''
+    throw new UeError('UE_INDEX_FAILED', { detail: `cannot open the SQLite index${reason}`, cause })
   }
+}
+
+const PRAGMAS = [
+  'journal_mode = WAL',
+  'busy_timeout = 5000',
+  'foreign_keys = ON',
+  'synchronous = NORMAL',
+]
+
+/** better-sqlite3 is an optional dependency (a native build), needed only where Node has no node:sqlite. */
+async function openBetter(file: string): Promise<BuiltinSqlite> {
+  let Database: typeof import('better-sqlite3')
+  try {
+    Database = (await import('better-sqlite3')).default
+  } catch (cause) {
+    throw new Error(
+      `better-sqlite3 is not installed or not built for Node ${process.versions.node}: run "npm install better-sqlite3", or use Node 22.13 or later (node:sqlite needs no build)`,
+      { cause },
+    )
+  }
+  return new Database(file)
 }
 
 async function openPostgres(cfg: PostgresIndexConfig): Promise<Kysely<DbSchema>> {

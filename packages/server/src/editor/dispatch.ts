@@ -15,6 +15,7 @@ import { handleUpload } from './actions/upload.js'
 import type { ActionContext, Actor, EditorDeps } from './deps.js'
 import { createUploadGate } from './limits.js'
 import { recordAnswer } from './outcomes.js'
+import { refusalDetails } from './refusal-log.js'
 import { isValidCallback, jsonpResponse, jsonResponse } from './respond.js'
 
 function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
@@ -123,7 +124,7 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
     } catch (e) {
       if (isUeError(e)) {
         if (e.status >= 500) log.error({ err: e, cause: e.cause }, 'editor action failed')
-        else log.debug({ code: e.code, action: def?.name }, 'editor request refused')
+        else log.debug(refusalDetails(def, e, config), 'editor request refused')
         return fail(e)
       }
       log.error({ err: e, action: def?.name }, 'unexpected error in editor action')

@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { bindVerdict } from '../auth/mode.js'
+import { bindVerdict, resolveAuthMode } from '../auth/mode.js'
+import { type LoadOptions, loadConfig } from '../config/load.js'
 import { clientKey } from '../editor/limits.js'
-import { toNodeHandler } from '../http/node.js'
+import { type NodeHandler, toNodeHandler } from '../http/node.js'
 import { createUeditorServer, type UeditorOptions, type UeditorServer } from '../server.js'
 import { UeError } from '../shared/errors.js'
 import { consoleLogger } from '../shared/log.js'
@@ -18,18 +19,22 @@ export interface RunningServer {
 
 /** The standalone server: one node:http server in front of `ue.fetch`. */
 export async function startServer(options: UeditorOptions = {}): Promise<RunningServer> {
-  const ue = await createUeditorServer(options)
-  const { http: cfg } = ue.config
-  const verdict = bindVerdict(cfg.host, ue.auth)
-  if (verdict === 'refuse') {
-    await ue.close()
+  // The port is taken before anything is written: a start that cannot listen (port in use,
+  // no permission) or may not listen there fails before the data folder, the index or the
+  // temp spool are created.
+  const config = loadConfig(loadOptionsOf(options))
+  const { http: cfg } = config
+  const verdict = bindVerdict(
+    cfg.host,
+    resolveAuthMode(config.auth, options.authorize !== undefined),
+  )
+  if (verdict === 'refuse')
     throw new UeError('UE_CONFIG_INVALID', {
       detail:
         `\n  - http.host: ${cfg.host} is not a loopback address and no authentication is ` +
         'configured; set UEDITOR_AUTH_TOKENS, UEDITOR_AUTH_JWT_SECRET or UEDITOR_AUTH_JWKS_URL ' +
         '(see docs/auth.md), or UEDITOR_AUTH=none to serve everyone on purpose',
     })
-  }
   if (verdict === 'warn')
     (options.logger ?? consoleLogger('warn')).warn(
       { host: cfg.host, auth: 'none' },
@@ -39,7 +44,10 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
   // Counted from request to the last byte written, so shutdown never cuts a response short.
   let inFlight = 0
   let idle: (() => void) | undefined
-  const handle = toNodeHandler(ue.fetch)
+  let handle: NodeHandler = (_req, res) => {
+    res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1' })
+    res.end(JSON.stringify({ error: { code: 'UE_SHUTTING_DOWN', message: 'Starting' } }))
+  }
   const server = createServer(
     {
       headersTimeout: cfg.headersTimeoutMs,
@@ -57,7 +65,7 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
       handle(req, res)
     },
   )
-  limitConnectionsPerClient(server, ue.config.limits.connectionsPerClient)
+  limitConnectionsPerClient(server, config.limits.connectionsPerClient)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(cfg.port, cfg.host, () => {
@@ -65,6 +73,14 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
       resolve()
     })
   })
+  let ue: UeditorServer
+  try {
+    ue = await createUeditorServer(options)
+  } catch (e) {
+    await new Promise((resolve) => server.close(resolve))
+    throw e
+  }
+  handle = toNodeHandler(ue.fetch)
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
 
@@ -109,4 +125,12 @@ function limitConnectionsPerClient(server: Server, limit: number): void {
       else open.set(key, left)
     })
   })
+}
+
+/** The same layers `createUeditorServer` reads, to know the address before it runs. */
+function loadOptionsOf(options: UeditorOptions): LoadOptions {
+  const o: LoadOptions = { overrides: options.config ?? {} }
+  if (options.configFile !== undefined) o.configFile = options.configFile
+  if (options.env !== undefined) o.env = options.env
+  return o
 }

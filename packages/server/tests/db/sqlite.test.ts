@@ -4,69 +4,144 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import Database from 'better-sqlite3'
-import { openMetadataStore } from '../../src/db/open.js'
+import { openMetadataStore, resolveSqliteEngine } from '../../src/db/open.js'
+import { builtinSqliteAvailable } from '../../src/db/sqlite-builtin.js'
+import { isUeError } from '../../src/shared/errors.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
+import { skipOrFail } from '../helpers/postgres.js'
+import {
+  ENGINES,
+  type Engine,
+  engineMissing,
+  engineNotApplicable,
+  rawSqlite,
+} from '../helpers/sqlite.js'
 
 const dir = await mkdtemp(join(tmpdir(), 'ue-db-'))
 after(() => rm(dir, { recursive: true, force: true }))
 
 let n = 0
-// A directory that does not exist yet: opening must create it.
-fileIndexContract('sqlite', () =>
-  openMetadataStore({ driver: 'sqlite', file: join(dir, `store-${++n}`, 'index.db') }),
-)
-materialRepositoryContract('sqlite', () =>
-  openMetadataStore({ driver: 'sqlite', file: join(dir, `store-${++n}`, 'index.db') }),
-)
 
-describe('SQLite metadata store', () => {
-  test('keeps entries in the database file and its WAL across close and reopen', async () => {
-    const file = join(dir, 'persist', 'index.db')
-    const key = '2025/01/02/kept.png' as StorageKey
-    const first = await openMetadataStore({ driver: 'sqlite', file })
-    await first.migrate()
-    const added = await first.files.add({
-      key,
-      category: 'image',
-      originalName: '保存.png',
-      ext: '.png',
-      size: 42,
-      mime: 'image/png',
-      sha256: 'a'.repeat(64),
-    })
-    assert.ok(existsSync(`${file}-wal`), 'writes go through a write-ahead log')
-    await first.close()
+for (const engine of ENGINES) {
+  const notApplicable = engineNotApplicable(engine)
+  const missing = notApplicable === null ? await engineMissing(engine) : null
+  if (notApplicable !== null || missing !== null) {
+    test(`runs the metadata store contracts on SQLite through ${engine}`, (t) =>
+      // Not applicable on this Node is a skip; a missing better-sqlite3 build can be fixed.
+      notApplicable !== null ? t.skip(notApplicable) : skipOrFail(t, missing as string))
+    continue
+  }
+  // A directory that does not exist yet: opening must create it.
+  const open = () =>
+    openMetadataStore({ driver: 'sqlite', engine, file: join(dir, `store-${++n}`, 'index.db') })
+  fileIndexContract(`sqlite (${engine})`, open)
+  materialRepositoryContract(`sqlite (${engine})`, open)
+  storeTests(engine)
+}
 
-    const raw = new Database(file, { readonly: true })
-    try {
-      assert.equal(raw.pragma('journal_mode', { simple: true }), 'wal')
-    } finally {
-      raw.close()
-    }
-
-    const second = await openMetadataStore({ driver: 'sqlite', file })
-    try {
-      await second.migrate()
-      assert.deepEqual(await second.files.get(key), added)
-    } finally {
-      await second.close()
-    }
-  })
-
-  test('opens an in-memory database when the file is :memory:', async () => {
-    const store = await openMetadataStore({ driver: 'sqlite', file: ':memory:' })
-    try {
-      await store.migrate()
-      assert.equal(store.dialect, 'sqlite')
-      assert.deepEqual(await store.files.list({ categories: ['image'], start: 0, size: 5 }), {
-        items: [],
-        total: 0,
+function storeTests(engine: Engine): void {
+  describe(`SQLite metadata store through ${engine}`, () => {
+    test('keeps entries in the database file and its WAL across close and reopen', async () => {
+      const file = join(dir, `persist-${engine.replace(':', '-')}`, 'index.db')
+      const key = '2025/01/02/kept.png' as StorageKey
+      const first = await openMetadataStore({ driver: 'sqlite', engine, file })
+      await first.migrate()
+      const added = await first.files.add({
+        key,
+        category: 'image',
+        originalName: '保存.png',
+        ext: '.png',
+        size: 42,
+        mime: 'image/png',
+        sha256: 'a'.repeat(64),
       })
-    } finally {
-      await store.close()
-    }
+      assert.ok(existsSync(`${file}-wal`), 'writes go through a write-ahead log')
+      await first.close()
+
+      const raw = await rawSqlite(file, engine)
+      try {
+        assert.deepEqual(
+          { ...(raw.prepare('PRAGMA journal_mode').all([])[0] as object) },
+          { journal_mode: 'wal' },
+        )
+      } finally {
+        raw.close()
+      }
+
+      const second = await openMetadataStore({ driver: 'sqlite', engine, file })
+      try {
+        await second.migrate()
+        assert.deepEqual(await second.files.get(key), added)
+      } finally {
+        await second.close()
+      }
+    })
+
+    test('opens an in-memory database when the file is :memory:', async () => {
+      const store = await openMetadataStore({ driver: 'sqlite', engine, file: ':memory:' })
+      try {
+        await store.migrate()
+        assert.equal(store.dialect, 'sqlite')
+        assert.deepEqual(await store.files.list({ categories: ['image'], start: 0, size: 5 }), {
+          items: [],
+          total: 0,
+        })
+      } finally {
+        await store.close()
+      }
+    })
   })
+}
+
+test('a file written by one SQLite engine is read by the other', async (t) => {
+  for (const engine of ENGINES) {
+    const notApplicable = engineNotApplicable(engine)
+    if (notApplicable !== null) return t.skip(notApplicable)
+    const missing = await engineMissing(engine)
+    if (missing !== null) return skipOrFail(t, missing)
+  }
+  const file = join(dir, 'shared', 'index.db')
+  const key = '2025/01/03/both.png' as StorageKey
+  const writer = await openMetadataStore({ driver: 'sqlite', engine: 'better-sqlite3', file })
+  await writer.migrate()
+  const added = await writer.files.add({
+    key,
+    category: 'image',
+    originalName: 'both.png',
+    ext: '.png',
+    size: 7,
+    mime: 'image/png',
+    sha256: 'b'.repeat(64),
+  })
+  await writer.close()
+  const reader = await openMetadataStore({ driver: 'sqlite', engine: 'node:sqlite', file })
+  try {
+    assert.deepEqual(await reader.migrate(), [])
+    assert.deepEqual(await reader.files.get(key), added)
+  } finally {
+    await reader.close()
+  }
+})
+
+test('the default engine is node:sqlite where Node has it, better-sqlite3 before Node 22.13', () => {
+  assert.equal(
+    resolveSqliteEngine('auto'),
+    builtinSqliteAvailable() ? 'node:sqlite' : 'better-sqlite3',
+  )
+  assert.equal(builtinSqliteAvailable('20.19.0'), false)
+  assert.equal(builtinSqliteAvailable('22.12.0'), false)
+  assert.equal(builtinSqliteAvailable('22.13.0'), true)
+  assert.equal(builtinSqliteAvailable('23.3.0'), false)
+  assert.equal(builtinSqliteAvailable('23.4.0'), true)
+  assert.equal(builtinSqliteAvailable('24.0.0'), true)
+})
+
+test('asking for node:sqlite on a Node without it fails with UE_INDEX_FAILED naming the version', async (t) => {
+  if (builtinSqliteAvailable()) return t.skip(`this Node (${process.version}) has node:sqlite`)
+  await assert.rejects(
+    openMetadataStore({ driver: 'sqlite', engine: 'node:sqlite', file: ':memory:' }),
+    (e) => isUeError(e) && e.code === 'UE_INDEX_FAILED' && /Node 22\.13 or later/.test(e.message),
+  )
 })

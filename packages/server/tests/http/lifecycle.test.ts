@@ -93,7 +93,7 @@ test('a bad config stops the binary with every problem listed', async (t) => {
     '.svg',
     'editor.imagePathFormat',
     'typo',
-    'http.port (from PORT)',
+    'http.port (from PORT=eighty)',
   ])
     assert.ok(out.includes(fragment), `${fragment} missing in:\n${out}`)
 })
@@ -103,7 +103,7 @@ test('the binary serves on embedded defaults and exits cleanly on SIGTERM', asyn
   t.after(() => rm(dir, { recursive: true, force: true }))
   const run = runMain({ PORT: '0', UEDITOR_LOG_LEVEL: 'silent' }, dir)
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start: ${run.stderr()}`)), 10_000)
+    const timer = setTimeout(() => reject(new Error(`no start: ${run.stderr()}`)), 60_000)
     run.child.stderr.on('data', () => {
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(run.stderr())
       if (m) {

@@ -3,7 +3,6 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import Database from 'better-sqlite3'
 import type { Logger } from '../../src/shared/types.js'
 import { startServer } from '../../src/standalone/serve.js'
 import {
@@ -12,6 +11,7 @@ import {
   materialsClient,
   startMaterialsServer,
 } from '../helpers/materials.js'
+import { rawSqlite } from '../helpers/sqlite.js'
 
 async function category(c: MaterialsClient, name: string, parentId: number | null, order = 0) {
   return (await adminCreate(c, 'categories', { name, parentId, order })).id as number
@@ -360,7 +360,7 @@ describe('database failures', () => {
     // Someone breaks the database under the running server.
     const { index } = srv.ue.config
     assert.ok(index.driver === 'sqlite')
-    const raw = new Database(index.file)
+    const raw = await rawSqlite(index.file)
     raw.exec('DROP TABLE materials')
     raw.close()
 

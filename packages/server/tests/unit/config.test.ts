@@ -73,7 +73,7 @@ describe('configuration loading', () => {
       }),
     )
     for (const fragment of [
-      'http.port (from PORT)',
+      'http.port (from PORT=x)',
       'editor.imageMaxSize',
       'editor.videoAllowFiles',
       '.html',

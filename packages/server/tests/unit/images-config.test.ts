@@ -73,8 +73,8 @@ describe('image and limit settings', () => {
           overrides: { images: { quality: 0, watermark: { file: 'm.png', opacity: 2 } } },
         }),
       (e: Error) => {
-        assert.match(e.message, /images\.enabled \(from UEDITOR_IMAGES_ENABLED\)/)
-        assert.match(e.message, /images\.format \(from UEDITOR_IMAGES_FORMAT\)/)
+        assert.match(e.message, /images\.enabled \(from UEDITOR_IMAGES_ENABLED=maybe\)/)
+        assert.match(e.message, /images\.format \(from UEDITOR_IMAGES_FORMAT=bmp\)/)
         assert.match(e.message, /images\.quality/)
         assert.match(e.message, /images\.watermark\.opacity/)
         return true

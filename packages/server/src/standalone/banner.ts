@@ -1,0 +1,50 @@
+import { isIP } from 'node:net'
+import { resolveSqliteEngine } from '../db/open.js'
+import type { RunningServer } from './serve.js'
+
+/** True unless the address only accepts connections from this machine. */
+export function isPublicBind(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase()
+  if (h === 'localhost' || h === '::1' || h.startsWith('::ffff:127.')) return false
+  return !(isIP(h) === 4 && h.startsWith('127.'))
+}
+
+/**
+ * The start message: where the page, the endpoint, health and the data live. A wildcard bind
+ * (0.0.0.0, ::) is shown as a loopback URL, since a browser cannot open 0.0.0.0, and any bind
+ * beyond loopback gets a warning.
+ */
+export function bannerText(server: RunningServer, version: string): string {
+  const { config } = server.ue
+  const { routes } = config
+  const port = new URL(server.url).port
+  const host = config.http.host.replace(/^\[|\]$/g, '')
+  const wildcard = host === '0.0.0.0' || host === '::'
+  const base = wildcard ? `http://${host === '::' ? '[::1]' : '127.0.0.1'}:${port}` : server.url
+  const index =
+    config.index.driver === 'sqlite'
+      ? `SQLite ${config.index.file} through ${resolveSqliteEngine(config.index.engine)}`
+      : 'PostgreSQL'
+  const files =
+    config.storage.driver === 'local' ? config.storage.root : `S3 bucket ${config.storage.bucket}`
+  const row = (label: string, value: string) => `  ${`${label}:`.padEnd(29)}${value}\n`
+  let out = `ueditor-server ${version} listening on ${base}\n`
+  if (config.site.dir) out += row('page', `${base}/ (from ${config.site.dir})`)
+  out += row('editor endpoint (serverUrl)', `${base}${routes.editor}`)
+  out += row('stored files', `${base}${routes.files}/`)
+  if (config.materials.enabled)
+    out += row('materials (designer)', `${base}${routes.materials}/categories`)
+  out += row('health', `${base}/healthz`)
+  out += row('data folder', config.dataDir)
+  out += row('index', index)
+  out += row('uploads', files)
+  if (isPublicBind(config.http.host)) {
+    const reach = wildcard
+      ? `every address of this machine (${config.http.host})`
+      : `${config.http.host}, which is not loopback`
+    out +=
+      `warning: listening on ${reach}: anyone who can reach it can upload files.\n` +
+      '  Bind HOST=127.0.0.1 behind a reverse proxy (docs/deploy.md), or firewall the port.\n'
+  }
+  return out
+}

@@ -1,0 +1,269 @@
+import { randomBytes } from 'node:crypto'
+import { constants } from 'node:fs'
+import { access, mkdtemp, rm, stat, statfs } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { Readable } from 'node:stream'
+import { unknownEditorKeys } from '../config/editor-keys.js'
+import { loadConfig, type ServerConfig } from '../config/load.js'
+import { openMetadataStore, resolveSqliteEngine } from '../db/open.js'
+import { storageDriver } from '../server.js'
+import { isUeError } from '../shared/errors.js'
+import type { StorageKey } from '../shared/types.js'
+import { isPublicBind } from './banner.js'
+
+export type Verdict = 'ok' | 'warn' | 'fail'
+
+export interface Finding {
+  verdict: Verdict
+  check: string
+  message: string
+  /** What to do about it (warn and fail only). */
+  fix?: string
+}
+
+/**
+ * `ueditor-server doctor`: checks what a start needs, without starting (it never creates the
+ * data folder or the database; with S3 it writes and deletes one probe object), and says what
+ * to fix. Exit code 1 when any check fails.
+ */
+export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const findings = await diagnose(env)
+  for (const f of findings) {
+    process.stdout.write(`${f.verdict.padEnd(4)}  ${f.check}: ${f.message}\n`)
+    if (f.fix) process.stdout.write(`      fix: ${f.fix}\n`)
+  }
+  const failed = findings.filter((f) => f.verdict === 'fail').length
+  const warned = findings.filter((f) => f.verdict === 'warn').length
+  process.stdout.write(
+    failed > 0
+      ? `\n${failed} problem${failed === 1 ? '' : 's'} to fix before the server can run.\n`
+      : `\nReady to serve${warned > 0 ? ` (${warned} warning${warned === 1 ? '' : 's'})` : ''}.\n`,
+  )
+  return failed > 0 ? 1 : 0
+}
+
+export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
+  const findings: Finding[] = []
+  let config: ServerConfig
+  try {
+    config = loadConfig({ env })
+  } catch (e) {
+    const detail = isUeError(e) ? (e.detail ?? '').replaceAll('\n  - ', '\n      - ') : String(e)
+    return [
+      {
+        verdict: 'fail',
+        check: 'config',
+        message: `invalid:${detail}`,
+        fix: 'correct the values listed (docs/config.md describes every key and variable)',
+      },
+    ]
+  }
+  const file = env.UEDITOR_CONFIG
+  findings.push({
+    verdict: 'ok',
+    check: 'config',
+    message: `valid (${file ? `${file} and ` : ''}UEDITOR_* variables over the defaults)`,
+  })
+  for (const unknown of unknownEditorKeys(config.editor, config.editorExtraKeys))
+    findings.push({
+      verdict: 'warn',
+      check: 'config',
+      message: unknown.message,
+      fix: unknown.suggestion
+        ? `rename it to ${unknown.suggestion}`
+        : `remove it, or add it to editorExtraKeys`,
+    })
+  if (isPublicBind(config.http.host))
+    findings.push({
+      verdict: 'warn',
+      check: 'listen',
+      message: `${config.http.host}:${config.http.port} accepts connections from every network`,
+      fix: 'bind to 127.0.0.1 behind a reverse proxy (docs/deploy.md), or firewall the port',
+    })
+
+  findings.push(await checkFolder('data folder', config.dataDir))
+  if (config.storage.driver === 'local' && !config.storage.root.startsWith(`${config.dataDir}/`))
+    findings.push(await checkFolder('upload folder', config.storage.root))
+  if (!config.uploads.tempDir.startsWith(`${config.dataDir}/`))
+    findings.push(await checkFolder('temp folder', config.uploads.tempDir))
+  if (config.site.dir) findings.push(await checkSite(config.site.dir, config.dataDir))
+  findings.push(await checkFreeSpace(config))
+  findings.push(await checkDatabase(config))
+  if (config.storage.driver === 's3') findings.push(await checkBucket(config))
+  return findings
+}
+
+/** A folder the server writes to: writable if it exists, else creatable (its parent writable). */
+async function checkFolder(check: string, path: string): Promise<Finding> {
+  const info = await stat(path).catch(() => null)
+  if (info && !info.isDirectory())
+    return {
+      verdict: 'fail',
+      check,
+      message: `${path} exists but is not a folder`,
+      fix: `move that file away, or point the setting at a folder`,
+    }
+  if (info) {
+    try {
+      const probe = await mkdtemp(join(path, '.doctor-'))
+      await rm(probe, { recursive: true, force: true })
+      return { verdict: 'ok', check, message: `${path} is writable` }
+    } catch (e) {
+      return {
+        verdict: 'fail',
+        check,
+        message: `${path} is not writable (${(e as NodeJS.ErrnoException).code})`,
+        fix: `give the user running the server write access: chown -R <user> ${path}`,
+      }
+    }
+  }
+  const parent = await nearestExisting(path)
+  try {
+    await access(parent, constants.W_OK)
+    return { verdict: 'ok', check, message: `${path} does not exist yet; it is created at start` }
+  } catch {
+    return {
+      verdict: 'fail',
+      check,
+      message: `${path} does not exist and ${parent} is not writable`,
+      fix: `create it for the user running the server: mkdir -p ${path} && chown <user> ${path}`,
+    }
+  }
+}
+
+async function checkSite(dir: string, dataDir: string): Promise<Finding> {
+  const check = 'static site'
+  if (dir === dataDir || dir.startsWith(`${dataDir}/`))
+    return {
+      verdict: 'fail',
+      check,
+      message: `${dir} is the data folder or inside it`,
+      fix: 'serve a folder of its own (UEDITOR_STATIC_DIR), next to the data folder',
+    }
+  const info = await stat(dir).catch(() => null)
+  if (!info?.isDirectory())
+    return {
+      verdict: 'fail',
+      check,
+      message: `${dir} is not a folder`,
+      fix: 'create it and put the editor files and your page in it, or unset UEDITOR_STATIC_DIR',
+    }
+  return { verdict: 'ok', check, message: `${dir} is served at /` }
+}
+
+async function checkFreeSpace(config: ServerConfig): Promise<Finding> {
+  const local = config.storage.driver === 'local'
+  const folder = config.storage.driver === 'local' ? config.storage.root : config.uploads.tempDir
+  const path = await nearestExisting(folder)
+  const floor = config.limits.minFreeBytes
+  const s = await statfs(path)
+  const free = s.bavail * s.bsize
+  const what = local ? 'the upload volume' : 'the temp spool volume'
+  const message = `${mib(free)} free on ${what} (${path}); uploads stop below limits.minFreeBytes = ${mib(floor)}`
+  if (free < floor)
+    return {
+      verdict: 'fail',
+      check: 'free space',
+      message,
+      fix: 'free some space or move the data folder to a larger volume (UEDITOR_DATA_DIR)',
+    }
+  if (free < floor * 4)
+    return {
+      verdict: 'warn',
+      check: 'free space',
+      message,
+      fix: 'uploads will be refused soon; free some space',
+    }
+  return { verdict: 'ok', check: 'free space', message }
+}
+
+async function checkDatabase(config: ServerConfig): Promise<Finding> {
+  const index = config.index
+  let label: string
+  if (index.driver === 'sqlite') {
+    label = `SQLite ${index.file} through ${resolveSqliteEngine(index.engine)}`
+    // Opening would create the file; a fresh install has none yet and that is fine.
+    if (!(await stat(index.file).catch(() => null)))
+      return {
+        verdict: 'ok',
+        check: 'database',
+        message: `${label}: no file yet; it is created at start`,
+      }
+  } else {
+    const u = new URL(index.url)
+    label = `PostgreSQL at ${u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`
+  }
+  try {
+    const store = await openMetadataStore(index)
+    try {
+      await store.files.list({ categories: ['image'], start: 0, size: 0 })
+      return { verdict: 'ok', check: 'database', message: `${label} answers` }
+    } catch {
+      return {
+        verdict: 'ok',
+        check: 'database',
+        message: `${label} answers; its tables are created or migrated at start`,
+      }
+    } finally {
+      await store.close()
+    }
+  } catch (e) {
+    const reason = isUeError(e) ? (e.detail ?? e.code) : (e as Error).message
+    return {
+      verdict: 'fail',
+      check: 'database',
+      message: `${label}: ${reason}`,
+      fix:
+        index.driver === 'sqlite'
+          ? 'restore the file from a backup or point index.file (UEDITOR_SQLITE_FILE) elsewhere'
+          : 'check UEDITOR_DATABASE_URL, that the server runs and accepts this user',
+    }
+  }
+}
+
+async function checkBucket(config: ServerConfig): Promise<Finding> {
+  if (config.storage.driver !== 's3') throw new Error('not s3')
+  const { bucket, endpoint } = config.storage
+  const where = `bucket ${bucket}${endpoint ? ` at ${endpoint}` : ''}`
+  const storage = storageDriver(config.storage)
+  // A HEAD of a missing key answers 404 whether or not the bucket exists, so the probe writes
+  // a 2-byte object, reads its size back and deletes it: the three things the server does.
+  const key = `doctor/${randomBytes(12).toString('hex')}.txt` as StorageKey
+  try {
+    await storage.put(key, Readable.from([Buffer.from('ok')]), {
+      size: 2,
+      contentType: 'text/plain',
+    })
+    const size = (await storage.stat(key))?.size
+    await storage.delete(key)
+    if (size !== 2) throw new Error(`a probe object read back with size ${size}`)
+    return { verdict: 'ok', check: 'bucket', message: `${where} accepts writes, reads and deletes` }
+  } catch (e) {
+    const cause = (e as { cause?: unknown }).cause
+    const reason = cause instanceof Error ? cause.message : (e as Error).message
+    return {
+      verdict: 'fail',
+      check: 'bucket',
+      message: `${where}: ${reason}`,
+      fix: 'check the bucket name, UEDITOR_S3_ENDPOINT, the region and the credentials',
+    }
+  } finally {
+    await storage.close?.()
+  }
+}
+
+async function nearestExisting(path: string): Promise<string> {
+  let p = path
+  while (!(await stat(p).catch(() => null))) {
+    const up = dirname(p)
+    if (up === p) return p
+    p = up
+  }
+  return p
+}
+
+function mib(bytes: number): string {
+  return bytes >= 1024 ** 3
+    ? `${(bytes / 1024 ** 3).toFixed(1)} GiB`
+    : `${Math.round(bytes / 1024 ** 2)} MiB`
+}

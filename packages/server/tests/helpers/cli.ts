@@ -1,0 +1,24 @@
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
+
+/** Runs the ueditor-server binary to its end with only PATH and `env` set. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd ? { cwd } : {}),
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c) => {
+    stdout += c
+  })
+  child.stderr.on('data', (c) => {
+    stderr += c
+  })
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  )
+}

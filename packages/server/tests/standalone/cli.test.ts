@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { ENV_VARS } from '../../src/config/load.js'
+import { startServer } from '../../src/standalone/serve.js'
+import { runCli } from '../helpers/cli.js'
+
+const PACKAGE = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8'),
+) as { version: string }
+
+async function occupiedPort(t: { after(fn: () => Promise<void>): void }): Promise<number> {
+  const blocker: Server = createServer()
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => blocker.close(() => resolve())))
+  return (blocker.address() as { port: number }).port
+}
+
+test('ueditor-server --version prints the package version', async () => {
+  const out = await runCli(['--version'])
+  assert.equal(out.code, 0)
+  assert.equal(out.stdout, `${PACKAGE.version}\n`)
+})
+
+test('ueditor-server --help lists the commands and every environment variable', async () => {
+  const out = await runCli(['--help'])
+  assert.equal(out.code, 0)
+  for (const command of ['serve', 'doctor', 'materials import', 'materials export', '--version'])
+    assert.ok(out.stdout.includes(command), command)
+  for (const v of [...ENV_VARS.map((e) => e.name), 'UEDITOR_CONFIG'])
+    assert.match(out.stdout, new RegExp(`^  ${v} `, 'm'), v)
+})
+
+test('an unknown command or argument exits 2 with the usage', async () => {
+  for (const args of [['serv'], ['serve', '--port=1']]) {
+    const out = await runCli(args)
+    assert.equal(out.code, 2)
+    assert.match(
+      out.stderr,
+      /^Unknown (command "serv"|argument "--port=1")\.\n\nUsage: ueditor-server/,
+    )
+  }
+})
+
+test('a start on a port in use fails before the data folder is created', async (t) => {
+  const port = await occupiedPort(t)
+  const parent = await mkdtemp(join(tmpdir(), 'ueditor-port-'))
+  t.after(() => rm(parent, { recursive: true, force: true }))
+  const dataDir = join(parent, 'data')
+  await assert.rejects(
+    startServer({
+      env: {},
+      config: { dataDir, logLevel: 'silent', http: { host: '127.0.0.1', port } },
+    }),
+    (e: NodeJS.ErrnoException) => e.code === 'EADDRINUSE',
+  )
+  assert.equal(existsSync(dataDir), false, 'the data folder was created')
+})
+
+test('the binary names the address in use and writes nothing', async (t) => {
+  const port = await occupiedPort(t)
+  const dir = await mkdtemp(join(tmpdir(), 'ueditor-port-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const out = await runCli([], { PORT: String(port), UEDITOR_LOG_LEVEL: 'silent' }, dir)
+  assert.equal(out.code, 1)
+  assert.equal(
+    out.stderr,
+    `ueditor-server cannot listen on 127.0.0.1:${port}: the port is in use. Stop the other server or choose another port (PORT, http.port); nothing was written.\n`,
+  )
+  assert.equal(existsSync(join(dir, 'data')), false)
+})

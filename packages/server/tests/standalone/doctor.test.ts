@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { resolveSqliteEngine } from '../../src/db/open.js'
+import { runCli } from '../helpers/cli.js'
+import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { startTestServer } from '../helpers/start-server.js'
+
+const ENGINE = resolveSqliteEngine('auto')
+
+async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'ueditor-doctor-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** The doctor's lines with the varying free-space figures blanked. */
+function lines(stdout: string): string[] {
+  return stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.replace(/[\d.]+ (GiB|MiB) free/, 'N free'))
+}
+
+test('doctor passes a fresh setup and says what start will create, writing nothing', async (t) => {
+  const dir = await tempDir(t)
+  const out = await runCli(['doctor'], { UEDITOR_DATA_DIR: join(dir, 'data') }, dir)
+  assert.equal(out.code, 0, out.stdout + out.stderr)
+  assert.deepEqual(lines(out.stdout), [
+    'ok    config: valid (UEDITOR_* variables over the defaults)',
+    `ok    data folder: ${dir}/data does not exist yet; it is created at start`,
+    `ok    free space: N free on the upload volume (${dir}); uploads stop below limits.minFreeBytes = 128 MiB`,
+    `ok    database: SQLite ${dir}/data/ueditor.db through ${ENGINE}: no file yet; it is created at start`,
+    '',
+    'Ready to serve.',
+  ])
+  assert.equal(out.stderr, '')
+  assert.deepEqual(await import('node:fs').then((fs) => fs.readdirSync(dir)), [])
+})
+
+test('doctor finds the database of a data folder a server has used', async (t) => {
+  const srv = await startTestServer(t)
+  const out = await runCli(['doctor'], { UEDITOR_DATA_DIR: srv.dataDir })
+  assert.equal(out.code, 0, out.stdout)
+  assert.ok(
+    out.stdout.includes(
+      `ok    database: SQLite ${srv.dataDir}/ueditor.db through ${ENGINE} answers\n`,
+    ),
+    out.stdout,
+  )
+  assert.ok(out.stdout.includes(`ok    data folder: ${srv.dataDir} is writable\n`), out.stdout)
+})
+
+test('doctor names each broken part of a setup and what to do about it', async (t) => {
+  const dir = await tempDir(t)
+  await writeFile(join(dir, 'not-a-folder'), 'x')
+  await mkdir(join(dir, 'data'))
+  await writeFile(
+    join(dir, 'data', 'ueditor.db'),
+    'this is not a database, it is text '.repeat(200),
+  )
+  const out = await runCli(
+    ['doctor'],
+    {
+      UEDITOR_DATA_DIR: join(dir, 'data'),
+      UEDITOR_STORAGE_ROOT: join(dir, 'not-a-folder'),
+      UEDITOR_LIMIT_MIN_FREE_BYTES: String(2 ** 50),
+      UEDITOR_STATIC_DIR: join(dir, 'site'),
+      UEDITOR_CONFIG: 'ueditor.json',
+    },
+    dir,
+  )
+  await writeFile(join(dir, 'ueditor.json'), '{"editor": {"imageMaxSzie": 5}}')
+  const again = await runCli(
+    ['doctor'],
+    {
+      UEDITOR_DATA_DIR: join(dir, 'data'),
+      UEDITOR_STORAGE_ROOT: join(dir, 'not-a-folder'),
+      UEDITOR_LIMIT_MIN_FREE_BYTES: String(2 ** 50),
+      UEDITOR_STATIC_DIR: join(dir, 'site'),
+      UEDITOR_CONFIG: 'ueditor.json',
+      HOST: '0.0.0.0',
+    },
+    dir,
+  )
+  // Without the file the config itself is the problem, and nothing else is checked.
+  assert.equal(out.code, 1)
+  assert.match(out.stdout, /^fail {2}config: invalid:\n {6}- config file ueditor\.json: ENOENT/)
+  assert.match(out.stdout, /fix: correct the values listed/)
+
+  assert.equal(again.code, 1)
+  assert.deepEqual(lines(again.stdout), [
+    'ok    config: valid (ueditor.json and UEDITOR_* variables over the defaults)',
+    'warn  config: unknown editor key `imageMaxSzie` (did you mean `imageMaxSize`?): it is passed to the browser as is; list it in `editorExtraKeys` if it is deliberate',
+    '      fix: rename it to imageMaxSize',
+    'warn  listen: 0.0.0.0:8080 accepts connections from every network',
+    '      fix: bind to 127.0.0.1 behind a reverse proxy (docs/deploy.md), or firewall the port',
+    `ok    data folder: ${dir}/data is writable`,
+    `fail  upload folder: ${dir}/not-a-folder exists but is not a folder`,
+    '      fix: move that file away, or point the setting at a folder',
+    `fail  static site: ${dir}/site is not a folder`,
+    '      fix: create it and put the editor files and your page in it, or unset UEDITOR_STATIC_DIR',
+    `fail  free space: N free on the upload volume (${dir}/not-a-folder); uploads stop below limits.minFreeBytes = 1048576.0 GiB`,
+    '      fix: free some space or move the data folder to a larger volume (UEDITOR_DATA_DIR)',
+    `fail  database: SQLite ${dir}/data/ueditor.db through ${ENGINE}: cannot open the SQLite index: file is not a database`,
+    '      fix: restore the file from a backup or point index.file (UEDITOR_SQLITE_FILE) elsewhere',
+    '',
+    '4 problems to fix before the server can run.',
+  ])
+})
+
+test('doctor writes, reads and deletes a probe in a reachable bucket, and fails an unreachable one', async (t) => {
+  const s3 = await startS3rver()
+  t.after(() => s3.close())
+  const bucket = await s3.createBucket()
+  const dir = await tempDir(t)
+  const s3Env = {
+    UEDITOR_DATA_DIR: join(dir, 'data'),
+    UEDITOR_S3_BUCKET: bucket,
+    UEDITOR_S3_ENDPOINT: s3.endpoint,
+    UEDITOR_S3_FORCE_PATH_STYLE: 'true',
+    UEDITOR_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+    UEDITOR_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+  }
+  const good = await runCli(['doctor'], s3Env, dir)
+  assert.equal(good.code, 0, good.stdout)
+  assert.ok(
+    good.stdout.includes(
+      `ok    bucket: bucket ${bucket} at ${s3.endpoint} accepts writes, reads and deletes\n`,
+    ),
+    good.stdout,
+  )
+  const missing = await runCli(['doctor'], { ...s3Env, UEDITOR_S3_BUCKET: 'no-such-bucket' }, dir)
+  assert.equal(missing.code, 1)
+  assert.match(
+    missing.stdout,
+    /fail {2}bucket: bucket no-such-bucket at http:\/\/127\.0\.0\.1:\d+: .+\n {6}fix: check the bucket name/,
+  )
+  assert.doesNotMatch(missing.stdout + missing.stderr, /S3RVER/)
+})

@@ -1,0 +1,199 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { unknownEditorKeys } from '../../src/config/editor-keys.js'
+import { loadConfig } from '../../src/config/load.js'
+import { isUeError } from '../../src/shared/errors.js'
+import type { Logger } from '../../src/shared/types.js'
+import { blob, png } from '../helpers/fixtures.js'
+import { startTestServer } from '../helpers/start-server.js'
+
+/** The problem lines of a UE_CONFIG_INVALID thrown by loadConfig. */
+function problems(load: () => unknown): string[] {
+  try {
+    load()
+  } catch (e) {
+    assert.ok(isUeError(e) && e.code === 'UE_CONFIG_INVALID', String(e))
+    return (e.detail ?? '').split('\n  - ').slice(1)
+  }
+  assert.fail('the config was accepted')
+}
+
+function recordingLogger() {
+  const records: { level: string; o: Record<string, unknown>; msg?: string }[] = []
+  const at =
+    (level: string) =>
+    (o: object, msg?: string): void => {
+      records.push({ level, o: o as Record<string, unknown>, ...(msg ? { msg } : {}) })
+    }
+  const logger: Logger = {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+  }
+  return { logger, records }
+}
+
+test('a mistyped editor key is named with the nearest known key', () => {
+  assert.deepEqual(unknownEditorKeys({ imageMaxSzie: 5, imageMaxSize: 9 }), [
+    {
+      key: 'imageMaxSzie',
+      suggestion: 'imageMaxSize',
+      message:
+        'unknown editor key `imageMaxSzie` (did you mean `imageMaxSize`?): it is passed to the browser as is; list it in `editorExtraKeys` if it is deliberate',
+    },
+  ])
+  assert.equal(unknownEditorKeys({ imageactionname: 'x' })[0]?.suggestion, 'imageActionName')
+  assert.equal(unknownEditorKeys({ videoAllowFile: [] })[0]?.suggestion, 'videoAllowFiles')
+})
+
+test('an unknown editor key far from every known key gets no suggestion', () => {
+  assert.deepEqual(unknownEditorKeys({ companyWidgetTheme: 'dark' }), [
+    {
+      key: 'companyWidgetTheme',
+      message:
+        'unknown editor key `companyWidgetTheme`: it is passed to the browser as is; list it in `editorExtraKeys` if it is deliberate',
+    },
+  ])
+})
+
+test('known UEditor keys and keys listed in editorExtraKeys raise no warning', () => {
+  const editor = { imageMaxSize: 1, toolbars: [], imageConfig: {}, formulaConfig: {}, myKey: 1 }
+  assert.deepEqual(unknownEditorKeys(editor, ['myKey']), [])
+})
+
+test('the server warns at start about each unknown editor key, and not about deliberate extras', async (t) => {
+  const { logger, records } = recordingLogger()
+  await startTestServer(
+    t,
+    { editor: { imageMaxSzie: 5, myWidget: true }, editorExtraKeys: ['myWidget'] },
+    { logger },
+  )
+  const warnings = records.filter((r) => r.level === 'warn')
+  assert.deepEqual(warnings, [
+    {
+      level: 'warn',
+      o: { key: 'imageMaxSzie', suggestion: 'imageMaxSize' },
+      msg: 'unknown editor key `imageMaxSzie` (did you mean `imageMaxSize`?): it is passed to the browser as is; list it in `editorExtraKeys` if it is deliberate',
+    },
+  ])
+})
+
+test('UEDITOR_EDITOR_EXTRA_KEYS lists deliberate extras', () => {
+  const config = loadConfig({ env: { UEDITOR_EDITOR_EXTRA_KEYS: 'a, b' } })
+  assert.deepEqual(config.editorExtraKeys, ['a', 'b'])
+})
+
+test('a bad environment value is named with the variable and the value as written', () => {
+  assert.deepEqual(
+    problems(() => loadConfig({ env: { UEDITOR_IMAGE_MAX_SIZE: '2MB', PORT: 'eighty' } })),
+    [
+      'editor.imageMaxSize (from UEDITOR_IMAGE_MAX_SIZE=2MB): Invalid input: expected number, received string',
+      'http.port (from PORT=eighty): Invalid input: expected number, received string',
+    ],
+  )
+})
+
+test('a bad file value is named with the file and the value', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'ueditor-cfg-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  await writeFile(
+    join(dir, 'site.json'),
+    JSON.stringify({
+      editor: { imageMaxSize: -1, fileAllowFiles: ['.html'] },
+      locale: 'fr',
+      typo: 1,
+    }),
+  )
+  assert.deepEqual(
+    problems(() => loadConfig({ configFile: 'site.json', cwd: dir, env: {} })),
+    [
+      'editor.fileAllowFiles (from site.json): ".html" can carry script; set security.allowActiveContent to allow it',
+      'locale (from site.json: "fr"): Invalid option: expected one of "zh-CN"|"en"',
+      'editor.imageMaxSize (from site.json: -1): Too small: expected number to be >0',
+      '(root) (from site.json): Unrecognized key: "typo"',
+    ],
+  )
+})
+
+test('a bad value passed in code is named as coming from code, and a missing one as not set', () => {
+  assert.deepEqual(
+    problems(() =>
+      loadConfig({ env: {}, overrides: { http: { port: 70000 }, storage: { driver: 's3' } } }),
+    ),
+    [
+      'storage.bucket (not set): Invalid input: expected string, received undefined',
+      'http.port (from code: 70000): Too big: expected number to be <=65535',
+    ],
+  )
+})
+
+test('a secret in a bad value is named but never shown', () => {
+  const lines = problems(() =>
+    loadConfig({
+      env: {
+        UEDITOR_DATABASE_URL: 'mysql://user:hunter2@db/x',
+        UEDITOR_MATERIALS_TOKENS: 'short-secret',
+      },
+    }),
+  )
+  assert.deepEqual(lines, [
+    'index.url (from UEDITOR_DATABASE_URL=<hidden>): must be a postgres:// or postgresql:// URL',
+    'materials.tokens.0 (from UEDITOR_MATERIALS_TOKENS=<hidden>): Too small: expected string to have >=16 characters',
+  ])
+  assert.doesNotMatch(lines.join('\n'), /hunter2|short-secret/)
+})
+
+test('a refused upload logs at debug level the action, the field it reads and the limit it hit', async (t) => {
+  const { logger, records } = recordingLogger()
+  const srv = await startTestServer(t, { editor: { imageMaxSize: 1000 } }, { logger })
+  const form = new FormData()
+  form.append('upfile', blob(png(200, 200, { noise: true }), 'image/png'), 'big.png')
+  const answer = await (await fetch(srv.action('image'), { method: 'POST', body: form })).json()
+  assert.equal(answer.code, 'UE_FILE_TOO_LARGE')
+  const refusals = records.filter((r) => r.msg === 'editor request refused')
+  assert.deepEqual(refusals, [
+    {
+      level: 'debug',
+      o: {
+        code: 'UE_FILE_TOO_LARGE',
+        action: 'image',
+        kind: 'upload',
+        field: 'upfile',
+        limit: { maxSize: 1000 },
+      },
+      msg: 'editor request refused',
+    },
+  ])
+})
+
+test('a refused type logs the allowed extensions, and a missing file the field names read', async (t) => {
+  const { logger, records } = recordingLogger()
+  const srv = await startTestServer(t, { editor: { imageAllowFiles: ['.png'] } }, { logger })
+  const wrong = new FormData()
+  wrong.append('upfile', blob(Buffer.from('GIF89a'), 'image/gif'), 'a.gif')
+  await fetch(srv.action('image'), { method: 'POST', body: wrong })
+  const empty = new FormData()
+  empty.append('other', 'x')
+  await fetch(srv.action('image'), { method: 'POST', body: empty })
+  const refusals = records.filter((r) => r.msg === 'editor request refused').map((r) => r.o)
+  assert.deepEqual(refusals, [
+    {
+      code: 'UE_TYPE_NOT_ALLOWED',
+      action: 'image',
+      kind: 'upload',
+      field: 'upfile',
+      limit: { allowFiles: ['.png'] },
+    },
+    {
+      code: 'UE_FILE_MISSING',
+      action: 'image',
+      kind: 'upload',
+      field: 'upfile',
+      limit: { fieldNames: ['upfile'] },
+    },
+  ])
+})

@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// `npm test` after the build: Node's test runner over every compiled *.test.js of both
+// packages. The files are listed here because `node --test <folder>` works on Node 20 only
+// (from Node 21 on, arguments are glob patterns, and Node 20 has no globs).
+import { spawnSync } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+
+const roots = ['packages/server/dist/tests', 'packages/loaders/dist/tests']
+const files = roots
+  .flatMap((root) =>
+    readdirSync(root, { recursive: true, encoding: 'utf8' }).map((f) => join(root, f)),
+  )
+  .filter((f) => f.endsWith('.test.js'))
+  .sort()
+const args = ['--test', '--enable-source-maps', '--test-concurrency=2', ...files]
+const { status, signal } = spawnSync(process.execPath, args, { stdio: 'inherit' })
+process.exit(status ?? (signal ? 1 : 0))
