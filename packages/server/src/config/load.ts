@@ -607,6 +607,10 @@ const SECRET_PATHS = [
   'index.url',
   'materials.tokens',
   'materials.adminTokens',
+  'auth.tokens',
+  'auth.jwt.secret',
+  'ai.apiKey',
+  'metrics.token',
 ]
 
 function preview(value: unknown): string {

@@ -11,7 +11,12 @@ import { blob, png } from '../helpers/fixtures.js'
 import { startTestServer } from '../helpers/start-server.js'
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p))
-const DEPLOY_MD = fileURLToPath(new URL('../../../../../docs/deploy.md', import.meta.url))
+// Tests run from packages/server/dist/tests/deploy; the guide is at the repository's root.
+const DEPLOY_MD = join(
+  fileURLToPath(new URL('../../../../../', import.meta.url)),
+  'docs',
+  'deploy.md',
+)
 
 /** The nginx site exactly as docs/deploy.md gives it. */
 function documentedSite(): string {

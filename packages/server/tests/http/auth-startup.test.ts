@@ -48,7 +48,7 @@ test('a bad JWT setting stops the binary without echoing the secret', async () =
     UEDITOR_AUTH_JWT_SECRET: secret,
   })
   assert.equal(code, 1)
-  assert.match(stderr, /auth\.jwt\.secret \(from UEDITOR_AUTH_JWT_SECRET\)/)
+  assert.match(stderr, /auth\.jwt\.secret \(from UEDITOR_AUTH_JWT_SECRET=<hidden>\)/)
   assert.match(stderr, /auth\.jwt\.audience/)
   assert.doesNotMatch(stderr, new RegExp(secret))
 })

@@ -172,7 +172,11 @@ test('the banner names the page, the endpoint, /healthz and the data folder', as
 })
 
 test('on a wildcard bind the banner shows a loopback URL, never 0.0.0.0, and warns', async (t) => {
-  const srv = await startTestServer(t, { http: { host: '0.0.0.0', port: 0 } })
+  // Without auth a public bind refuses to start; an explicit `none` starts, with the warning.
+  const srv = await startTestServer(t, {
+    http: { host: '0.0.0.0', port: 0 },
+    auth: { mode: 'none' },
+  })
   const text = bannerText(srv, '1.0.0')
   const port = new URL(srv.url).port
   assert.doesNotMatch(text, /http:\/\/0\.0\.0\.0/)
