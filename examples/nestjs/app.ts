@@ -22,7 +22,6 @@ class AppModule {}
 // Nest's own body parsers would read the editor's requests first; parse only the app's routes.
 const app = await NestFactory.create(AppModule, { bodyParser: false, logger: ['error', 'warn'] })
 app.use('/api', json())
-app.enableShutdownHooks()
 await app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1')
 console.log(`listening on ${(await app.getUrl()).replace('[::1]', '127.0.0.1')}`)
 process.once('SIGTERM', () => {

@@ -153,7 +153,11 @@ function requestBody(req: IncomingMessage): ReadableStream<Uint8Array> {
     })
     return new ReadableStream({ pull: (controller) => controller.error(error) })
   }
-  return Readable.toWeb(req) as ReadableStream<Uint8Array>
+  // Node 20's default queue holds `readableHighWaterMark` chunks (16,384 of them): a fast client
+  // and a slower disk would pile up the whole body. Count 1 keeps back-pressure to one chunk.
+  return Readable.toWeb(req, {
+    strategy: new CountQueuingStrategy({ highWaterMark: 1 }),
+  }) as ReadableStream<Uint8Array>
 }
 
 /**
