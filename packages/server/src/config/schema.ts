@@ -363,7 +363,8 @@ export const ServerConfigSchema = z.strictObject({
             .trim()
             .refine(
               (e) => e === 'loopback' || ipaddr.isValidCIDR(e) || ipaddr.isValid(e),
-              'must be an IP address, a CIDR range such as 10.0.0.0/8, or loopback'),
+              'must be an IP address, a CIDR range such as 10.0.0.0/8, or loopback',
+            ),
         )
         .default([]),
       /** Action kinds that answer JSONP when `callback` is present. */

@@ -192,7 +192,11 @@ function headerRecord(response: Response): Record<string, string | string[]> {
   return headers
 }
 
-function writeHead(res: ServerResponse, response: Response, headers: Record<string, string | string[]>) {
+function writeHead(
+  res: ServerResponse,
+  response: Response,
+  headers: Record<string, string | string[]>,
+) {
   if (response.statusText) res.writeHead(response.status, response.statusText, headers)
   else res.writeHead(response.status, headers)
 }

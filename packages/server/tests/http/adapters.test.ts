@@ -261,7 +261,11 @@ for (const name of FRAMEWORKS) {
     test('stops within the time a graceful shutdown allows', async () => {
       const started = Date.now()
       await stopExample(ex)
-      assert.equal(ex.child.exitCode, 0, `signal ${ex.child.signalCode} after ${Date.now() - started} ms`)
+      assert.equal(
+        ex.child.exitCode,
+        0,
+        `signal ${ex.child.signalCode} after ${Date.now() - started} ms`,
+      )
     })
   })
 }
