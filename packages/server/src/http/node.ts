@@ -3,6 +3,7 @@ import { Readable } from 'node:stream'
 import { UeError } from '../shared/errors.js'
 import type { ConnectionInfo, HostContext } from '../shared/request-info.js'
 import type { FetchHandler } from '../shared/types.js'
+import { lazyRequest } from './lazy-request.js'
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void
 
@@ -103,25 +104,31 @@ function toRequest(req: IncomingMessage, target: string, signal: AbortSignal): R
   const method = req.method ?? 'GET'
   if (!TOKEN.test(method) || FORBIDDEN_METHODS.has(method.toUpperCase())) throw new MethodError()
   const url = requestUrl(req, target)
-  const headers: [string, string][] = []
+  const pairs: [string, string][] = []
   const raw = req.rawHeaders
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string
-    if (name.charCodeAt(0) !== 58 /* ':' */) headers.push([name, raw[i + 1] as string])
+    if (name.charCodeAt(0) !== 58 /* ':' */) pairs.push([name, raw[i + 1] as string])
   }
+  const headers = safeHeaders(pairs)
   const hasBody = method !== 'GET' && method !== 'HEAD'
-  const init = {
+  return lazyRequest({
     method,
-    headers: safeHeaders(headers),
-    signal,
-    body: hasBody ? requestBody(req) : null,
-    duplex: 'half',
-  }
-  return new Request(url, init as RequestInit)
+    url,
+    headers,
+    build: () =>
+      new Request(url, {
+        method,
+        headers,
+        signal,
+        body: hasBody ? requestBody(req) : null,
+        duplex: 'half',
+      } as RequestInit),
+  })
 }
 
 /** Headers as fetch takes them; a value fetch refuses (a raw control byte) is dropped, not fatal. */
-function safeHeaders(pairs: [string, string][]): HeadersInit {
+function safeHeaders(pairs: [string, string][]): Headers {
   try {
     return new Headers(pairs)
   } catch {
@@ -175,13 +182,12 @@ function requestUrl(req: IncomingMessage, target: string): string {
   }
   const host = req.headers.host
   if (host && /^[\w.:[\]-]+$/.test(host)) {
-    try {
-      return new URL(target, `http://${host}`).href
-    } catch {
-      // not an authority after all (`a:b`, `[zz]`): use the neutral host
-    }
+    // Concatenated, not resolved: a target such as `//other/x` stays a path on this host.
+    const parsed = URL.parse(`http://${host}${target}`)
+    // not an authority after all (`a:b`, `[zz]`): use the neutral host
+    if (parsed) return parsed.href
   }
-  return new URL(target, 'http://localhost').href
+  return new URL(`http://localhost${target}`).href
 }
 
 function headerRecord(response: Response): Record<string, string | string[]> {
