@@ -7,9 +7,10 @@ export type {
   MaterialRecord,
   MaterialRepository,
 } from './db/material-repo.js'
-export { type NodeHandler, toNodeHandler } from './http/node.js'
+export { type BridgeOptions, type NodeHandler, serveNode, toNodeHandler } from './http/node.js'
 export { createUeditorServer, type UeditorOptions, type UeditorServer } from './server.js'
 export { CODES, UeError, type UeErrorCode } from './shared/errors.js'
+export type { ConnectionInfo, HostContext } from './shared/request-info.js'
 export type { Category, FetchHandler, Logger } from './shared/types.js'
 export { type RunningServer, startServer } from './standalone/serve.js'
 export type { PutMeta, StorageDriver } from './storage/driver.js'

@@ -18,6 +18,7 @@ import { createEditorHandler } from './editor/dispatch.js'
 import { jsonResponse } from './editor/respond.js'
 import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
+import { clientAddress, parseTrustedProxies } from './http/client-address.js'
 import { withCors } from './http/cors.js'
 import { createMetricsEndpoint } from './http/metrics-endpoint.js'
 import { type NodeHandler, toNodeHandler } from './http/node.js'
@@ -33,6 +34,7 @@ import { UeError } from './shared/errors.js'
 import { createLogger, silentLogger } from './shared/log.js'
 import { messageFor } from './shared/messages.js'
 import { createMetrics } from './shared/metrics.js'
+import { setRequestInfo } from './shared/request-info.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
 import { localDiskStorage } from './storage/local.js'
@@ -241,17 +243,35 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     }
   }
 
+  // What an adapter hands over beside the request becomes the request's info, once, at the door.
+  const proxies = parseTrustedProxies(config.http.trustProxy)
+  const entry =
+    (h: FetchHandler): FetchHandler =>
+    (request, info) => {
+      if (info)
+        setRequestInfo(request, {
+          remoteAddress: clientAddress(
+            info.remoteAddress,
+            request.headers.get('x-forwarded-for'),
+            proxies,
+          ),
+          host: info.host,
+        })
+      return h(request)
+    }
+  const everything = entry(observed(fetch))
+
   let closed = false
   return {
     config,
     auth: authSetup.mode,
-    editor: observed(editor, 'editor'),
-    files: observed(files, 'files'),
-    materials: observed(materials, 'materials'),
+    editor: entry(observed(editor, 'editor')),
+    files: entry(observed(files, 'files')),
+    materials: entry(observed(materials, 'materials')),
     formula,
-    metrics: observed(metricsEndpoint, 'metrics'),
-    fetch: observed(fetch),
-    node: toNodeHandler(observed(fetch)),
+    metrics: entry(observed(metricsEndpoint, 'metrics')),
+    fetch: everything,
+    node: toNodeHandler(everything),
     async close() {
       if (closed) return
       closed = true

@@ -61,7 +61,8 @@ export function createAuthenticator(
   return {
     mode,
     async authenticate(request, url = new URL(request.url)) {
-      const address = requestInfo(request)?.remoteAddress
+      const info = requestInfo(request)
+      const address = info?.remoteAddress
       // Mode none and nothing else to check: credentials are ignored, as before auth existed.
       if (mode === 'none' && !extra.checkInModeNone) return ANONYMOUS
       const presented = presentedCredential(request, url, channels)
@@ -89,7 +90,7 @@ export function createAuthenticator(
         if (throttle.blocked(address)) return refuse('throttled', 'hook', address)
         let user: Awaited<ReturnType<AuthorizeHook>>
         try {
-          user = await hook(request)
+          user = await hook(request, info?.host)
         } catch (err) {
           log.error({ err }, 'auth: the authorize hook threw; the request is refused')
           user = null

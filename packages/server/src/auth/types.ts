@@ -1,3 +1,5 @@
+import type { HostContext } from '../shared/request-info.js'
+
 /** How the server decides who is calling (docs/auth.md). */
 export type AuthMode = 'none' | 'tokens' | 'jwt' | 'hook'
 
@@ -28,4 +30,6 @@ export interface AuthorizedUser {
 /** The embedded mode: the host app decides from its own session (usually a cookie). */
 export type AuthorizeHook = (
   request: Request,
+  /** The host framework's request and user, when the request came through an adapter. */
+  host?: HostContext,
 ) => AuthorizedUser | null | undefined | Promise<AuthorizedUser | null | undefined>

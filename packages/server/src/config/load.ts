@@ -53,6 +53,12 @@ export const ENV_VARS: readonly EnvVar[] = [
     kind: 'list',
     help: 'allowed browser origins, comma-separated',
   },
+  {
+    name: 'UEDITOR_TRUST_PROXY',
+    paths: one('http', 'trustProxy'),
+    kind: 'list',
+    help: 'proxies whose X-Forwarded-For names the client, comma-separated',
+  },
   { name: 'UEDITOR_LOCALE', paths: one('locale'), kind: 'string', help: 'zh-CN or en' },
   { name: 'UEDITOR_LOG_LEVEL', paths: one('logLevel'), kind: 'string', help: 'log level' },
   {

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js'
 import { z } from 'zod'
 import { EDITOR_DEFAULTS, EDITOR_OPTION_NAMES } from './editor-defaults.js'
 
@@ -359,6 +360,21 @@ export const ServerConfigSchema = z.strictObject({
       corsOrigins: z
         .array(
           z.string().regex(/^https?:\/\/[^/\s]+$/, 'must be an origin such as https://a.example'),
+        )
+        .default([]),
+      /**
+       * Proxies whose `X-Forwarded-For` names the client (addresses, CIDR ranges, `loopback`);
+       * none by default: the connection's peer address is the client.
+       */
+      trustProxy: z
+        .array(
+          z
+            .string()
+            .trim()
+            .refine(
+              (e) => e === 'loopback' || ipaddr.isValidCIDR(e) || ipaddr.isValid(e),
+              'must be an IP address, a CIDR range such as 10.0.0.0/8, or loopback',
+            ),
         )
         .default([]),
       /** Action kinds that answer JSONP when `callback` is present. */

@@ -1,43 +1,83 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import { setRequestInfo } from '../shared/request-info.js'
+import { UeError } from '../shared/errors.js'
+import type { ConnectionInfo, HostContext } from '../shared/request-info.js'
 import type { FetchHandler } from '../shared/types.js'
+import { lazyRequest } from './lazy-request.js'
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void
+
+/** What a framework adapter knows beyond the node request and response. */
+export interface BridgeOptions {
+  /** The request target to use instead of `req.url` (Express and Koa strip their mount path). */
+  url?: string | undefined
+  /** The framework's request and user, for the `authorize` hook. */
+  host?: HostContext | undefined
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
 /**
- * Bridges node:http to a `Request -> Response` handler. The request body is streamed, not
- * buffered; the response body is streamed with back-pressure; a client that goes away aborts
- * `request.signal`. Nothing a client sends can make it throw: a request that cannot become a
- * fetch `Request` (a method fetch forbids, a target or `Host` that is not a URL) gets a 4xx, and
- * a failing handler a 500.
+ * A node:http request listener in front of a `Request -> Response` handler (`ue.editor`,
+ * `ue.materials`, `ue.files`, `ue.fetch`), for a plain node:http server or any host that hands
+ * out `(req, res)`. See `serveNode` for what it guarantees.
  */
 export function toNodeHandler(handler: FetchHandler): NodeHandler {
   return (req, res) => {
+    void serveNode(handler, req, res, { host: { framework: 'node', request: req } })
+  }
+}
+
+/**
+ * Answers one node request with `handler`. The request body is streamed, not buffered; the
+ * client address goes to the handler beside the request; the response body is written with
+ * back-pressure, and a complete one (a string or a buffer) in one write with a
+ * `Content-Length`; a client that goes away aborts `request.signal` and cancels the response
+ * body. A body another middleware already read fails the request with `UE_BODY_CONSUMED`.
+ * Nothing a client or a handler does can make it throw or reject: it resolves once the answer
+ * is written or abandoned.
+ */
+export async function serveNode(
+  handler: FetchHandler,
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: BridgeOptions = {},
+): Promise<void> {
+  try {
     const abort = new AbortController()
     res.once('close', () => {
       if (!res.writableFinished) abort.abort()
     })
     let request: Request
     try {
-      request = toRequest(req, abort.signal)
+      request = toRequest(req, options.url ?? req.url ?? '/', abort.signal)
     } catch (e) {
       refuseUnbridgeable(req, res, e)
       return
     }
-    setRequestInfo(request, { remoteAddress: req.socket.remoteAddress })
-    Promise.resolve()
-      .then(() => handler(request))
-      .then((response) => writeResponse(req, res, response))
-      .catch((err: unknown) => {
-        if (!res.headersSent) {
-          res.writeHead(500, { 'Content-Type': JSON_TYPE, Connection: 'close' })
-          res.end('{"error":{"code":"UE_INTERNAL","message":"Internal error"}}')
-        } else res.destroy(err as Error)
-      })
+    const info: ConnectionInfo = { remoteAddress: req.socket?.remoteAddress, host: options.host }
+    let response: Response
+    try {
+      response = await handler(request, info)
+    } catch {
+      failInternal(res)
+      return
+    }
+    await writeResponse(req, res, response, abort.signal)
+  } catch (err) {
+    // Last resort: whatever went wrong stays with this response, never with the host process.
+    failInternal(res, err)
+  }
+}
+
+function failInternal(res: ServerResponse, err?: unknown): void {
+  try {
+    if (!res.headersSent) {
+      res.writeHead(500, { 'Content-Type': JSON_TYPE, Connection: 'close' })
+      res.end('{"error":{"code":"UE_INTERNAL","message":"Internal error"}}')
+    } else res.destroy(err instanceof Error ? err : undefined)
+  } catch {
+    res.destroy()
   }
 }
 
@@ -60,29 +100,71 @@ class MethodError extends Error {}
 /** RFC 9110 `token`: what fetch accepts as a method name. */
 const TOKEN = /^[!#$%&'*+.^`|~\w-]+$/
 
-function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
+function toRequest(req: IncomingMessage, target: string, signal: AbortSignal): Request {
   const method = req.method ?? 'GET'
   if (!TOKEN.test(method) || FORBIDDEN_METHODS.has(method.toUpperCase())) throw new MethodError()
-  const url = requestUrl(req)
-  const headers = new Headers()
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i] as string
-    if (name.startsWith(':')) continue
-    try {
-      headers.append(name, req.rawHeaders[i + 1] as string)
-    } catch {
-      // A header value fetch refuses (e.g. a raw control byte) is dropped, not fatal.
-    }
+  const url = requestUrl(req, target)
+  const pairs: [string, string][] = []
+  const raw = req.rawHeaders
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string
+    if (name.charCodeAt(0) !== 58 /* ':' */) pairs.push([name, raw[i + 1] as string])
   }
+  const headers = safeHeaders(pairs)
   const hasBody = method !== 'GET' && method !== 'HEAD'
-  return new Request(url, {
+  return lazyRequest({
     method,
+    url,
     headers,
-    signal,
-    body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : null,
-    // @ts-expect-error: Node's fetch needs `duplex` for streamed bodies; the DOM types lack it.
-    duplex: 'half',
+    build: () =>
+      new Request(url, {
+        method,
+        headers,
+        signal,
+        body: hasBody ? requestBody(req) : null,
+        duplex: 'half',
+      } as RequestInit),
   })
+}
+
+/** Headers as fetch takes them; a value fetch refuses (a raw control byte) is dropped, not fatal. */
+function safeHeaders(pairs: [string, string][]): Headers {
+  try {
+    return new Headers(pairs)
+  } catch {
+    const headers = new Headers()
+    for (const [name, value] of pairs) {
+      try {
+        headers.append(name, value)
+      } catch {
+        // dropped
+      }
+    }
+    return headers
+  }
+}
+
+/**
+ * The body as a web stream. One a body parser already read (Express `express.json()` mounted
+ * first, the classic mistake) cannot be had again: it becomes a stream that fails with
+ * `UE_BODY_CONSUMED`, so the action refuses loudly and stores nothing.
+ */
+function requestBody(req: IncomingMessage): ReadableStream<Uint8Array> {
+  const parsed = (req as IncomingMessage & { _body?: unknown })._body === true
+  if (parsed || req.readableDidRead || req.readableEnded) {
+    const error = new UeError('UE_BODY_CONSUMED', {
+      detail:
+        'a body parser read this request before the UEditor handler: mount the UEditor ' +
+        'handler before any body parser (express.json(), koa-bodyparser, …) or keep the ' +
+        'parser off its path (docs/mounting.md)',
+    })
+    return new ReadableStream({ pull: (controller) => controller.error(error) })
+  }
+  // Node 20's default queue holds `readableHighWaterMark` chunks (16,384 of them): a fast client
+  // and a slower disk would pile up the whole body. Count 1 keeps back-pressure to one chunk.
+  return Readable.toWeb(req, {
+    strategy: new CountQueuingStrategy({ highWaterMark: 1 }),
+  }) as ReadableStream<Uint8Array>
 }
 
 /**
@@ -91,8 +173,7 @@ function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
  * falls back to `localhost`, since the handlers route on the path and query; a target that is
  * not a URL throws.
  */
-function requestUrl(req: IncomingMessage): URL {
-  let target = req.url ?? '/'
+function requestUrl(req: IncomingMessage, target: string): string {
   if (!target.startsWith('/')) {
     const absolute = new URL(target)
     if (absolute.protocol !== 'http:' && absolute.protocol !== 'https:')
@@ -101,28 +182,91 @@ function requestUrl(req: IncomingMessage): URL {
   }
   const host = req.headers.host
   if (host && /^[\w.:[\]-]+$/.test(host)) {
-    try {
-      return new URL(target, `http://${host}`)
-    } catch {
-      // not an authority after all (`a:b`, `[zz]`): use the neutral host
-    }
+    // Concatenated, not resolved: a target such as `//other/x` stays a path on this host.
+    const parsed = URL.parse(`http://${host}${target}`)
+    // not an authority after all (`a:b`, `[zz]`): use the neutral host
+    if (parsed) return parsed.href
   }
-  return new URL(target, 'http://localhost')
+  return new URL(`http://localhost${target}`).href
 }
 
-async function writeResponse(req: IncomingMessage, res: ServerResponse, response: Response) {
+function headerRecord(response: Response): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {}
   for (const [name, value] of response.headers) headers[name] = value
   const cookies = response.headers.getSetCookie()
   if (cookies.length > 0) headers['set-cookie'] = cookies
+  return headers
+}
+
+function writeHead(
+  res: ServerResponse,
+  response: Response,
+  headers: Record<string, string | string[]>,
+) {
   if (response.statusText) res.writeHead(response.status, response.statusText, headers)
   else res.writeHead(response.status, headers)
-  if (!response.body || req.method === 'HEAD') {
+}
+
+/**
+ * Writes the answer. A body that is complete after its first chunk (every string, JSON and
+ * buffer answer) goes out in one write with a `Content-Length`; a longer one is pumped chunk by
+ * chunk with back-pressure, and cancelled when the client goes away.
+ */
+async function writeResponse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  response: Response,
+  clientGone: AbortSignal,
+): Promise<void> {
+  const headers = headerRecord(response)
+  const body = response.body
+  if (!body || req.method === 'HEAD') {
+    writeHead(res, response, headers)
     res.end()
-    await response.body?.cancel()
+    await body?.cancel().catch(() => {})
     return
   }
-  const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream)
-  // A client that goes away mid-body ends the pipeline with an error that is nobody's fault.
-  await pipeline(body, res).catch(() => res.destroy())
+  const reader = body.getReader()
+  const cancel = () => {
+    reader.cancel().catch(() => {})
+  }
+  clientGone.addEventListener('abort', cancel, { once: true })
+  try {
+    const first = await reader.read()
+    const second = first.done ? first : await reader.read()
+    if (second.done) {
+      const bytes = first.done ? undefined : first.value
+      if (!('content-length' in headers) && !('transfer-encoding' in headers))
+        headers['content-length'] = String(bytes?.byteLength ?? 0)
+      writeHead(res, response, headers)
+      res.end(bytes)
+      return
+    }
+    writeHead(res, response, headers)
+    let next: ReadableStreamReadResult<Uint8Array> = second
+    if (!first.done) res.write(first.value)
+    while (!next.done) {
+      if (clientGone.aborted) return
+      if (!res.write(next.value)) await drained(res)
+      next = await reader.read()
+    }
+    res.end()
+  } catch {
+    // The body failed mid-way (or the client went away): the connection cannot carry a valid end.
+    if (!clientGone.aborted) res.destroy()
+  } finally {
+    clientGone.removeEventListener('abort', cancel)
+  }
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done)
+      res.off('close', done)
+      resolve()
+    }
+    res.on('drain', done)
+    res.on('close', done)
+  })
 }

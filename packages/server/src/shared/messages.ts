@@ -19,7 +19,7 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_BODY_INVALID: '解析上传表单错误',
     UE_BODY_TOO_LARGE: '请求数据过大',
     UE_BODY_ENCODING: '不支持的请求编码',
-    UE_BODY_CONSUMED: '请求体已被其他中间件读取',
+    UE_BODY_CONSUMED: '请求体已被其他中间件读取，请把 UEditor 挂载在请求体解析中间件之前',
     UE_BODY_TIMEOUT: '上传速度过慢，请求已超时',
     UE_REQUEST_INVALID: '请求格式不正确',
     UE_BUSY: '服务器繁忙，请稍后再试',
@@ -71,7 +71,8 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_BODY_INVALID: 'The request body could not be parsed',
     UE_BODY_TOO_LARGE: 'The request body is too large',
     UE_BODY_ENCODING: 'Unsupported request encoding',
-    UE_BODY_CONSUMED: 'The request body was already consumed by another middleware',
+    UE_BODY_CONSUMED:
+      'The request body was already consumed by another middleware: mount the UEditor handler before any body parser',
     UE_BODY_TIMEOUT: 'The upload was too slow and timed out',
     UE_REQUEST_INVALID: 'The request is malformed',
     UE_BUSY: 'The server is busy, please retry later',

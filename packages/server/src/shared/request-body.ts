@@ -96,15 +96,18 @@ export async function* readBody(
   if (request.bodyUsed || request.body.locked) throw new UeError('UE_BODY_CONSUMED')
   const reader = request.body.getReader()
   const { signal } = o.watch
-  const fired = new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason)
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true })
-  })
-  fired.catch(() => {})
+  // Cancelling settles a pending read (done), so a stalled body still ends when the watch fires.
+  // (Racing each read against one long-lived promise would keep every chunk reachable from it.)
+  const onFired = () => {
+    reader.cancel(signal.reason).catch(() => {})
+  }
+  signal.addEventListener('abort', onFired, { once: true })
   let total = 0
   try {
     while (true) {
-      const next = await Promise.race([reader.read(), fired])
+      o.watch.throwIfFired()
+      const next = await reader.read()
+      o.watch.throwIfFired()
       if (next.done) return
       total += next.value.byteLength
       o.watch.received(next.value.byteLength)
@@ -112,6 +115,7 @@ export async function* readBody(
       yield next.value
     }
   } finally {
+    signal.removeEventListener('abort', onFired)
     reader.cancel().catch(() => {})
     try {
       reader.releaseLock()

@@ -1,4 +1,10 @@
-export type FetchHandler = (request: Request) => Promise<Response>
+import type { ConnectionInfo } from './request-info.js'
+
+/**
+ * A web-standard handler. `info` carries what the `Request` cannot: the client address and the
+ * host framework's request (the adapters fill it; embedders calling it directly may too).
+ */
+export type FetchHandler = (request: Request, info?: ConnectionInfo) => Promise<Response>
 
 /** The kinds of stored file; each upload action writes one, listings read one or more. */
 export type Category = 'image' | 'scrawl' | 'snapscreen' | 'catch' | 'video' | 'audio' | 'file'

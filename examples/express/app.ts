@@ -1,0 +1,29 @@
+// An existing Express app that adds the editor backend: `node examples/dist/express/app.js`.
+import { createUeditorServer } from '@ueditor-backend/server'
+import { ueditorExpress } from '@ueditor-backend/server/express'
+import express from 'express'
+
+const ue = await createUeditorServer()
+const app = express()
+
+// The app's own auth runs first; the `authorize` hook can read `req.user` through `host.user`.
+// The UEditor mounts come before any body parser: they stream the body themselves.
+app.use(ue.config.routes.editor, ueditorExpress(ue.editor))
+app.use(ue.config.routes.files, ueditorExpress(ue.files))
+app.use(ue.config.routes.materials, ueditorExpress(ue.materials))
+
+// The rest of the app, with its parsers.
+app.use(express.json())
+app.post('/api/echo', (req, res) => {
+  res.json(req.body)
+})
+
+const server = app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
+  const address = server.address()
+  if (address && typeof address === 'object')
+    console.log(`listening on http://127.0.0.1:${address.port}`)
+})
+process.once('SIGTERM', () => {
+  server.close(() => void ue.close())
+  server.closeIdleConnections()
+})

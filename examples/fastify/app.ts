@@ -1,0 +1,20 @@
+// An existing Fastify app that adds the editor backend: `node examples/dist/fastify/app.js`.
+import { createUeditorServer } from '@ueditor-backend/server'
+import { ueditorFastify } from '@ueditor-backend/server/fastify'
+import Fastify from 'fastify'
+
+const ue = await createUeditorServer()
+const app = Fastify()
+
+// Each plugin is encapsulated: it leaves bodies unparsed inside its prefix only, so the app's
+// own routes keep Fastify's JSON parser.
+await app.register(ueditorFastify(ue.editor), { prefix: ue.config.routes.editor })
+await app.register(ueditorFastify(ue.files), { prefix: ue.config.routes.files })
+await app.register(ueditorFastify(ue.materials), { prefix: ue.config.routes.materials })
+
+app.post('/api/echo', async (request) => request.body)
+app.addHook('onClose', () => ue.close())
+
+const url = await app.listen({ port: Number(process.env.PORT ?? 3000), host: '127.0.0.1' })
+console.log(`listening on ${url}`)
+process.once('SIGTERM', () => void app.close())

@@ -1,0 +1,27 @@
+// An existing Koa app that adds the editor backend: `node examples/dist/koa/app.js`.
+import { createUeditorServer } from '@ueditor-backend/server'
+import { ueditorKoa } from '@ueditor-backend/server/koa'
+import Koa from 'koa'
+
+const ue = await createUeditorServer()
+const app = new Koa()
+
+// Mounted before any body parser (koa-bodyparser and the like); `ctx.state.user` set by the
+// app's auth earlier reaches the `authorize` hook as `host.user`.
+app.use(ueditorKoa(ue.editor, { path: ue.config.routes.editor }))
+app.use(ueditorKoa(ue.files, { path: ue.config.routes.files }))
+app.use(ueditorKoa(ue.materials, { path: ue.config.routes.materials }))
+
+app.use(async (ctx) => {
+  ctx.body = { app: 'koa' }
+})
+
+const server = app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
+  const address = server.address()
+  if (address && typeof address === 'object')
+    console.log(`listening on http://127.0.0.1:${address.port}`)
+})
+process.once('SIGTERM', () => {
+  server.close(() => void ue.close())
+  server.closeIdleConnections()
+})

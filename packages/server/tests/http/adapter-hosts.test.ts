@@ -1,0 +1,246 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type TestContext, test } from 'node:test'
+import express from 'express'
+import Fastify from 'fastify'
+import Koa from 'koa'
+import type { ServerConfigInput } from '../../src/config/schema.js'
+import { ueditorExpress } from '../../src/http/express.js'
+import { ueditorFastify } from '../../src/http/fastify.js'
+import { ueditorKoa } from '../../src/http/koa.js'
+import { toNodeHandler } from '../../src/http/node.js'
+import {
+  type AuthorizeHook,
+  createUeditorServer,
+  type UeditorOptions,
+  type UeditorServer,
+} from '../../src/index.js'
+import type { HostContext } from '../../src/shared/request-info.js'
+import { blob, png } from '../helpers/fixtures.js'
+
+async function embedded(
+  t: TestContext,
+  config: ServerConfigInput = {},
+  options: Pick<UeditorOptions, 'authorize'> = {},
+): Promise<{ ue: UeditorServer; dataDir: string }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-host-'))
+  const ue = await createUeditorServer({
+    ...options,
+    env: {},
+    config: { logLevel: 'silent', ...config, dataDir },
+  })
+  t.after(async () => {
+    await ue.close()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+  return { ue, dataDir }
+}
+
+async function listen(t: TestContext, server: Server): Promise<string> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  t.after(async () => {
+    server.closeAllConnections()
+    await new Promise((r) => server.close(r))
+  })
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+type Host = 'express' | 'koa' | 'fastify' | 'node'
+
+/**
+ * A host app of each kind that makes the classic mistake: something reads the request body
+ * before the UEditor handler gets it.
+ */
+async function hostReadingBodiesFirst(t: TestContext, kind: Host, ue: UeditorServer) {
+  const drain = async (req: AsyncIterable<unknown>) => {
+    for await (const _ of req);
+  }
+  if (kind === 'express') {
+    const app = express()
+    app.use(express.raw({ type: '*/*', limit: '10mb' }))
+    app.use('/ueditor', ueditorExpress(ue.editor))
+    app.get('/alive', (_req, res) => void res.send('yes'))
+    return listen(t, createServer(app))
+  }
+  if (kind === 'koa') {
+    const app = new Koa()
+    app.use(async (ctx, next) => {
+      await drain(ctx.req)
+      await next()
+    })
+    app.use(ueditorKoa(ue.editor, { path: '/ueditor' }))
+    app.use(async (ctx) => {
+      ctx.body = 'yes'
+    })
+    return listen(t, createServer(app.callback()))
+  }
+  if (kind === 'fastify') {
+    const app = Fastify()
+    app.addHook('onRequest', async (request) => {
+      await drain(request.raw)
+    })
+    await app.register(ueditorFastify(ue.editor), { prefix: '/ueditor' })
+    app.get('/alive', async () => 'yes')
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    t.after(() => app.close())
+    return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  }
+  const editor = toNodeHandler(ue.editor)
+  return listen(
+    t,
+    createServer(async (req, res) => {
+      await drain(req)
+      if (req.url?.startsWith('/ueditor')) editor(req, res)
+      else res.end('yes')
+    }),
+  )
+}
+
+for (const kind of ['express', 'koa', 'fastify', 'node'] as const) {
+  test(`a host app on ${kind} whose middleware read the body first gets UE_BODY_CONSUMED, stores nothing and stays up`, async (t) => {
+    const { ue, dataDir } = await embedded(t, { locale: 'en' })
+    const base = await hostReadingBodiesFirst(t, kind, ue)
+    const form = new FormData()
+    form.append('upfile', blob(png()), 'a.png')
+    const res = await fetch(`${base}/ueditor?action=image`, { method: 'POST', body: form })
+    const answer = await res.json()
+    assert.equal(answer.code, 'UE_BODY_CONSUMED')
+    assert.match(answer.state, /before any body parser/)
+    const scrawl = await fetch(`${base}/ueditor?action=scrawl`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: `upfile=${encodeURIComponent(png().toString('base64'))}`,
+    })
+    assert.equal((await scrawl.json()).code, 'UE_BODY_CONSUMED')
+    const stored = await readdir(join(dataDir, 'uploads'), { recursive: true }).catch(() => [])
+    assert.deepEqual(
+      stored.filter((f) => f.includes('.')),
+      [],
+    )
+    assert.equal(await (await fetch(`${base}/alive`)).text(), 'yes')
+  })
+}
+
+/** A host app of each kind whose own auth puts `{ id }` on the request when `X-Session` is sent. */
+async function hostWithItsOwnAuth(
+  t: TestContext,
+  kind: 'express' | 'koa' | 'fastify',
+  ue: UeditorServer,
+) {
+  if (kind === 'express') {
+    const app = express()
+    app.use((req, _res, next) => {
+      const session = req.headers['x-session']
+      if (session) (req as typeof req & { user: unknown }).user = { id: session }
+      next()
+    })
+    app.use('/ueditor', ueditorExpress(ue.editor))
+    return listen(t, createServer(app))
+  }
+  if (kind === 'koa') {
+    const app = new Koa()
+    app.use(async (ctx, next) => {
+      const session = ctx.get('x-session')
+      if (session) ctx.state.user = { id: session }
+      await next()
+    })
+    app.use(ueditorKoa(ue.editor, { path: '/ueditor' }))
+    return listen(t, createServer(app.callback()))
+  }
+  const app = Fastify()
+  app.decorateRequest('user', null)
+  app.addHook('onRequest', async (request) => {
+    const session = request.headers['x-session']
+    if (typeof session === 'string')
+      (request as typeof request & { user: unknown }).user = { id: session }
+  })
+  await app.register(ueditorFastify(ue.editor), { prefix: '/ueditor' })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.after(() => app.close())
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+}
+
+for (const kind of ['express', 'koa', 'fastify'] as const) {
+  test(`the authorize hook sees the ${kind} request and the user its auth put there`, async (t) => {
+    const seen: (HostContext | undefined)[] = []
+    const authorize: AuthorizeHook = (_request, host) => {
+      seen.push(host)
+      const user = host?.user as { id?: string } | null | undefined
+      return user?.id ? { user: user.id } : null
+    }
+    const { ue } = await embedded(t, {}, { authorize })
+    const base = await hostWithItsOwnAuth(t, kind, ue)
+    const upload = (headers: Record<string, string>) => {
+      const form = new FormData()
+      form.append('upfile', blob(png()), 'a.png')
+      return fetch(`${base}/ueditor?action=image`, { method: 'POST', body: form, headers })
+    }
+    assert.equal((await (await upload({ 'X-Session': 'alice' })).json()).state, 'SUCCESS')
+    assert.equal((await (await upload({})).json()).code, 'UE_UNAUTHORIZED')
+    assert.equal(seen[0]?.framework, kind)
+    assert.deepEqual(seen[0]?.user, { id: 'alice' })
+    assert.ok(seen[0]?.request, 'the framework request is handed over')
+    const list = await (
+      await fetch(`${base}/ueditor?action=listImage&start=0&size=10`, {
+        headers: { 'X-Session': 'alice' },
+      })
+    ).json()
+    assert.equal(list.total, 1)
+  })
+}
+
+test('a trusted proxy’s X-Forwarded-For names the client the limits count against', async (t) => {
+  const { ue } = await embedded(t, {
+    limits: { uploadsPerMinute: 2, minFreeBytes: 0 },
+    http: { trustProxy: ['127.0.0.1'] },
+  })
+  const base = await listen(t, createServer(toNodeHandler(ue.editor)))
+  const upload = async (forwardedFor: string) => {
+    const form = new FormData()
+    form.append('upfile', blob(png()), 'a.png')
+    const res = await fetch(`${base}/ueditor?action=image`, {
+      method: 'POST',
+      body: form,
+      headers: { 'X-Forwarded-For': forwardedFor },
+    })
+    return (await res.json()).code ?? 'SUCCESS'
+  }
+  assert.equal(await upload('203.0.113.7'), 'SUCCESS')
+  assert.equal(await upload('203.0.113.7'), 'SUCCESS')
+  assert.equal(await upload('203.0.113.7'), 'UE_RATE_LIMITED')
+  // Another client behind the same proxy has its own allowance; an address the client itself
+  // prepends to the header does not get it one.
+  assert.equal(await upload('203.0.113.8'), 'SUCCESS')
+  assert.equal(await upload('198.51.100.1, 203.0.113.7'), 'UE_RATE_LIMITED')
+})
+
+test('without http.trustProxy a forwarded header does not change who the client is', async (t) => {
+  const { ue } = await embedded(t, { limits: { uploadsPerMinute: 1, minFreeBytes: 0 } })
+  const base = await listen(t, createServer(toNodeHandler(ue.editor)))
+  const codes: string[] = []
+  for (const forwardedFor of ['203.0.113.1', '203.0.113.2']) {
+    const form = new FormData()
+    form.append('upfile', blob(png()), 'a.png')
+    const res = await fetch(`${base}/ueditor?action=image`, {
+      method: 'POST',
+      body: form,
+      headers: { 'X-Forwarded-For': forwardedFor },
+    })
+    codes.push((await res.json()).code ?? 'SUCCESS')
+  }
+  assert.deepEqual(codes, ['SUCCESS', 'UE_RATE_LIMITED'])
+})
+
+test('http.trustProxy refuses an entry that is neither an address, a range nor loopback', async () => {
+  await assert.rejects(
+    createUeditorServer({
+      env: {},
+      config: { logLevel: 'silent', http: { trustProxy: ['proxy.local'] } },
+    }),
+    /trustProxy/,
+  )
+})
