@@ -15,6 +15,9 @@ export type RenderReply =
 const port = parentPort
 if (port) {
   const render = createTexRenderer(workerData as TexLimits)
+  // One small render before `ready` loads the fonts and warms the JIT, so a user's first
+  // formula is not charged for them against its time budget.
+  await render('\\frac{x}{2}').catch(() => undefined)
   port.on('message', async ({ id, tex }: RenderRequest) => {
     let reply: RenderReply
     try {

@@ -134,7 +134,7 @@ describe('formula images rendered by our own server', () => {
 
   test('a render that overruns its budget is ended while /healthz keeps answering, and the next formula renders', async (t) => {
     const srv = await startTestServer(t, {
-      formula: { timeoutMs: 500, maxLength: 5000, workers: 1 },
+      formula: { timeoutMs: 100, maxLength: 5000, workers: 1 },
     })
     let hostileSettled = false
     const hostile = getFormula(srv, SLOW_MATRIX).finally(() => {
