@@ -7,6 +7,7 @@ import type {
   ResolvedAddress,
 } from '../../src/ingest/remote/fetch-image.js'
 import { createAddressPolicy, isPublicAddress } from '../../src/ingest/remote/guard.js'
+import { recordingLogger } from '../helpers/auth.js'
 import { type CatchEntry, catchUrls } from '../helpers/catch.js'
 import {
   connectLoopback,
@@ -109,7 +110,11 @@ before(async () => {
 
 async function setup(
   t: { after(fn: () => Promise<void>): void },
-  o: { allowOrigin?: boolean; config?: ServerConfigInput } = {},
+  o: {
+    allowOrigin?: boolean
+    config?: ServerConfigInput
+    logger?: ReturnType<typeof recordingLogger>
+  } = {},
 ): Promise<{ srv: TestServer; origin: OriginServer; net: Network }> {
   const origin = await startOriginServer(t, images)
   const allowHosts = o.allowOrigin ? [origin.host] : []
@@ -122,7 +127,7 @@ async function setup(
       editor: { catcherLocalDomain: [], ...o.config?.editor },
       catcher: { allowHosts, maxSources: 100, ...o.config?.catcher },
     },
-    { remote: { lookup: net.lookup, connect: net.connect } },
+    { remote: { lookup: net.lookup, connect: net.connect }, ...(o.logger && { logger: o.logger }) },
   )
   return { srv, origin, net }
 }
@@ -333,6 +338,36 @@ describe('SSRF: catch never connects to a non-public address', () => {
     )
     assert.deepEqual(net.violations, [])
     assert.equal(internalService.connections(), 0)
+  })
+})
+
+describe('the catch audit line', () => {
+  test('each capture is audited with the host, every address the guard checked and the verdict', async (t) => {
+    const logger = recordingLogger()
+    const { srv, net } = await setup(t, { logger })
+    const entries = await catchList(srv, [
+      'http://public.test/a.png',
+      'http://mixed.test/a.png',
+      'http://127.0.0.1/a.png',
+    ])
+    assert.deepEqual(
+      entries.map((e) => e.state),
+      ['SUCCESS', FAILED, FAILED],
+    )
+    assert.deepEqual(net.violations, [])
+    const lines = logger.lines
+      .filter((l) => l.includes('"audit":"catch"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    const byHost = (host: string) => lines.find((l) => l.host === host)
+    assert.deepEqual(byHost('public.test')?.resolved, [`public.test=${PUBLIC}`])
+    assert.equal(byHost('public.test')?.verdict, 'stored')
+    // The refused answer is marked with `!`, and the capture stops there.
+    assert.deepEqual(byHost('mixed.test')?.resolved, [
+      `mixed.test=${PUBLIC}`,
+      'mixed.test=127.0.0.1!',
+    ])
+    assert.equal(byHost('mixed.test')?.verdict, 'UE_REMOTE_FORBIDDEN')
+    assert.deepEqual(byHost('127.0.0.1')?.resolved, ['127.0.0.1=127.0.0.1!'])
   })
 })
 

@@ -104,9 +104,20 @@ async function catchOne(
 ): Promise<CatchEntry> {
   const { config, remote, log } = ctx.deps
   let host: string | undefined
+  // Every address the guard checked, redirect hops included, as `host=address` or
+  // `host=address!` when refused.
+  const resolved: string[] = []
   const audit = (verdict: string, key?: string) =>
     log.info(
-      { audit: 'catch', user: ctx.actor.user, address: ctx.actor.address, host, verdict, key },
+      {
+        audit: 'catch',
+        user: ctx.actor.user,
+        address: ctx.actor.address,
+        host,
+        resolved,
+        verdict,
+        key,
+      },
       'catch decision',
     )
   try {
@@ -120,6 +131,7 @@ async function catchOne(
       maxBytes: rule.maxSize,
       accept: acceptHeader(rule.allowFiles),
       signal,
+      onConnect: (c) => resolved.push(`${c.host}=${c.address}${c.allowed ? '' : '!'}`),
     })
     try {
       const ext = await sniffRasterExtension(file.path, rule.allowFiles)

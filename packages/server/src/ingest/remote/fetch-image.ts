@@ -52,6 +52,13 @@ export interface RemoteFetcherOptions {
   connect?: Dialer | undefined
 }
 
+/** One connection attempt of a capture: the host asked for, the address checked, the verdict. */
+export interface ConnectAttempt {
+  host: string
+  address: string
+  allowed: boolean
+}
+
 export interface FetchImageOptions {
   spool: Spool
   /** Byte cap, enforced while streaming. */
@@ -59,6 +66,8 @@ export interface FetchImageOptions {
   /** The `Accept` header to send. */
   accept: string
   signal?: AbortSignal | undefined
+  /** Told of every address the guard checked for this fetch, redirect hops included. */
+  onConnect?: ((attempt: ConnectAttempt) => void) | undefined
 }
 
 export interface RemoteFetcher {
@@ -85,10 +94,9 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308])
  */
 export function createRemoteFetcher(o: RemoteFetcherOptions): RemoteFetcher {
   const policy = createAddressPolicy(o.allowHosts)
-  const agent = new Agent({
-    connect: guardedConnector(policy, o.lookup ?? systemLookup, o.connect ?? undiciDialer(o), o),
-    pipelining: 0,
-  })
+  const lookup = o.lookup ?? systemLookup
+  const dial = o.connect ?? undiciDialer(o)
+  const agents = new Set<Agent>()
 
   async function fetchImage(url: URL, f: FetchImageOptions): Promise<TempFile> {
     const limit = deadline(
@@ -96,14 +104,28 @@ export function createRemoteFetcher(o: RemoteFetcherOptions): RemoteFetcher {
       () => new UeError('UE_REMOTE_FAILED', { detail: 'source deadline' }),
       f.signal,
     )
+    // One agent per fetch (keep-alive is off anyway), so its connector knows which capture
+    // each checked address belongs to.
+    const agent = new Agent({
+      connect: guardedConnector(policy, lookup, dial, o, f.onConnect),
+      pipelining: 0,
+    })
+    agents.add(agent)
     try {
-      return await fetchHops(url, f, limit.signal)
+      return await fetchHops(url, f, limit.signal, agent)
     } finally {
       limit.dispose()
+      agents.delete(agent)
+      void agent.destroy().catch(() => undefined)
     }
   }
 
-  async function fetchHops(url: URL, f: FetchImageOptions, signal: AbortSignal): Promise<TempFile> {
+  async function fetchHops(
+    url: URL,
+    f: FetchImageOptions,
+    signal: AbortSignal,
+    agent: Agent,
+  ): Promise<TempFile> {
     let current = url
     for (let hop = 0; ; hop++) {
       const response = await request(current, {
@@ -150,7 +172,9 @@ export function createRemoteFetcher(o: RemoteFetcherOptions): RemoteFetcher {
         bareHostname(url.hostname),
         Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
       ),
-    close: () => agent.close(),
+    close: async () => {
+      await Promise.all([...agents].map((a) => a.destroy().catch(() => undefined)))
+    },
   }
 }
 
@@ -207,6 +231,7 @@ function guardedConnector(
   lookup: HostLookup,
   dial: Dialer,
   o: { connectTimeoutMs: number },
+  onConnect: FetchImageOptions['onConnect'],
 ): UndiciConnector {
   return (opts, callback) => {
     let settled = false
@@ -224,7 +249,7 @@ function guardedConnector(
       () => finish(new UeError('UE_REMOTE_FAILED', { detail: 'connect timeout' })),
       o.connectTimeoutMs,
     )
-    checkedDial(opts, policy, lookup, dial).then(
+    checkedDial(opts, policy, lookup, dial, onConnect).then(
       (socket) => finish(null, skipInterimResponses(socket)),
       (e: unknown) => finish(e instanceof Error ? e : new UeError('UE_REMOTE_FAILED')),
     )
@@ -236,6 +261,7 @@ async function checkedDial(
   policy: AddressPolicy,
   lookup: HostLookup,
   dial: Dialer,
+  onConnect: FetchImageOptions['onConnect'],
 ): Promise<Socket> {
   const protocol = opts.protocol === 'https:' ? 'https:' : 'http:'
   const hostname = bareHostname(opts.hostname)
@@ -248,8 +274,9 @@ async function checkedDial(
   const first = addresses[0]
   if (!first) throw new UeError('UE_REMOTE_FAILED', { detail: 'no address' })
   for (const { address } of addresses) {
-    if (!policy.allows(address, hostname, port))
-      throw new UeError('UE_REMOTE_FORBIDDEN', { detail: 'address policy' })
+    const allowed = policy.allows(address, hostname, port)
+    onConnect?.({ host: hostname, address, allowed })
+    if (!allowed) throw new UeError('UE_REMOTE_FORBIDDEN', { detail: 'address policy' })
   }
   return dial({ address: first.address, port, protocol, hostname })
 }
