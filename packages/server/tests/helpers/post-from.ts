@@ -6,6 +6,7 @@ export interface EditorAnswer {
   state: string
   code?: string
   url?: string
+  size?: number
 }
 
 /**
@@ -18,14 +19,23 @@ export function uploadFrom(
   parts: Part[],
   action = 'image',
 ): Promise<EditorAnswer> {
+  return postFrom(srv.action(action), parts, localAddress)
+}
+
+/** A multipart POST of `parts` to `url` from a chosen loopback address; the answer as JSON. */
+export function postFrom(
+  url: string,
+  parts: Part[],
+  localAddress = '127.0.0.1',
+): Promise<EditorAnswer> {
   const { body, contentType } = multipartBody(parts)
-  const url = new URL(srv.action(action))
+  const target = new URL(url)
   return new Promise((resolve, reject) => {
     const req = request(
       {
         host: '127.0.0.1',
-        port: url.port,
-        path: `${url.pathname}${url.search}`,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
         method: 'POST',
         localAddress,
         headers: { 'Content-Type': contentType, 'Content-Length': body.length },

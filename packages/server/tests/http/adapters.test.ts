@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { MP4, png } from '../helpers/fixtures.js'
-import { multipartBody, type Part } from '../helpers/multipart.js'
+import type { Part } from '../helpers/multipart.js'
+import { type EditorAnswer as Answer, postFrom } from '../helpers/post-from.js'
 
 // Tests run from packages/server/dist/tests/http; the examples build to examples/dist.
 const EXAMPLES = fileURLToPath(new URL('../../../../../examples/dist/', import.meta.url))
@@ -79,38 +80,6 @@ function rss(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1]
   return Number(kb) * 1024
-}
-
-interface Answer {
-  state: string
-  code?: string
-  url?: string
-  size?: number
-}
-
-/** A multipart POST from a chosen loopback address (the server sees a different client). */
-function postFrom(url: string, parts: Part[], localAddress = '127.0.0.1'): Promise<Answer> {
-  const { body, contentType } = multipartBody(parts)
-  const target = new URL(url)
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: target.port,
-        path: `${target.pathname}${target.search}`,
-        method: 'POST',
-        localAddress,
-        headers: { 'Content-Type': contentType, 'Content-Length': body.length },
-      },
-      (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c) => chunks.push(c))
-        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))))
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
 }
 
 const image = (): Part[] => [

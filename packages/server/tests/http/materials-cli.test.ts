@@ -1,36 +1,14 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { startServer } from '../../src/standalone/serve.js'
-
-const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
+import { runCli } from '../helpers/cli.js'
 
 /** Runs the built binary with a data folder of its own, like an operator would. */
-function cli(dataDir: string, ...args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    cwd: dataDir,
-    env: { PATH: process.env.PATH, UEDITOR_DATA_DIR: dataDir, UEDITOR_LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (c) => {
-    stdout += c
-  })
-  child.stderr.on('data', (c) => {
-    stderr += c
-  })
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
+function cli(dataDir: string, ...args: string[]) {
+  return runCli(args, { UEDITOR_DATA_DIR: dataDir, UEDITOR_LOG_LEVEL: 'silent' }, dataDir)
 }
 
 async function tempDir(t: TestContext): Promise<string> {
