@@ -1,5 +1,6 @@
 import type { UeError } from './errors.js'
 import { type Locale, messageFor } from './messages.js'
+import { PROTOTYPE_KEYS } from './plain-object.js'
 
 // JSON that is also safe to read as HTML or script: the editor `eval`s several answers, JSONP
 // runs as script, and material HTML travels inside JSON.
@@ -48,7 +49,7 @@ function jsonpText(callback: string, value: unknown): string {
   return `/**/${callback}(${safeJson(value)});`
 }
 
-const RESERVED_CALLBACKS = new Set(['__proto__', 'constructor', 'prototype', 'eval', 'Function'])
+const RESERVED_CALLBACKS = new Set([...PROTOTYPE_KEYS, 'eval', 'Function'])
 
 /** Accepts what UEditor generates (`bd__editor__k3j9x2`) and nothing that could inject code. */
 export function isValidCallback(name: string): boolean {
