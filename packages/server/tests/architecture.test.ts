@@ -61,7 +61,7 @@ const TYPE_ONLY_PACKAGES: Record<string, readonly string[]> = {
 }
 
 interface Import {
-  spec: string
+  specifier: string
   typeOnly: boolean
 }
 
@@ -76,35 +76,35 @@ export function importsOf(text: string): Import[] {
   const pattern =
     /(?:^|\n)\s*(import|export)(\s+type\b)?[^'"]*?from\s+'([^']+)'|import\('([^']+)'\)|require\([^)]*\)\.resolve\('([^']+)'\)/g
   return [...text.matchAll(pattern)].map((m) => ({
-    spec: (m[3] ?? m[4] ?? m[5]) as string,
+    specifier: (m[3] ?? m[4] ?? m[5]) as string,
     typeOnly: m[2] !== undefined,
   }))
 }
 
-function packageOf(spec: string): string {
-  const parts = spec.split('/')
-  return (spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]) as string
+function packageOf(specifier: string): string {
+  const parts = specifier.split('/')
+  return (specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]) as string
 }
 
 /** What `rel` (a path below src/) imports that its room may not. */
 export function violationsOf(rel: string, imports: readonly Import[]): string[] {
   const violations: string[] = []
   const room = rel.includes('/') ? (rel.split('/')[0] as string) : null
-  for (const { spec, typeOnly } of imports) {
-    if (spec.startsWith('node:')) continue
-    if (spec.startsWith('.')) {
+  for (const { specifier, typeOnly } of imports) {
+    if (specifier.startsWith('node:')) continue
+    if (specifier.startsWith('.')) {
       if (!room || !(room in ROOM_RULES)) continue
-      const target = join(rel, '..', spec).replaceAll('\\', '/')
+      const target = join(rel, '..', specifier).replaceAll('\\', '/')
       const targetRoom = target.includes('/') ? target.split('/')[0] : '(root)'
       if (targetRoom !== room && !ROOM_RULES[room]?.includes(targetRoom as string))
         violations.push(`${rel} imports ${target}`)
       continue
     }
-    const name = packageOf(spec)
+    const name = packageOf(specifier)
     const owners = PACKAGE_OWNERS[name] ?? (typeOnly ? TYPE_ONLY_PACKAGES[name] : undefined)
-    if (!owners) violations.push(`${rel} imports package ${spec}, which no room owns`)
+    if (!owners) violations.push(`${rel} imports package ${specifier}, which no room owns`)
     else if (!owners.some((o) => rel.startsWith(o)))
-      violations.push(`${rel} imports package ${spec}`)
+      violations.push(`${rel} imports package ${specifier}`)
   }
   return violations
 }
