@@ -15,7 +15,6 @@ import { openMetadataStore } from './db/open.js'
 import type { MetadataStore } from './db/types.js'
 import { buildActionTable } from './editor/action-table.js'
 import { createEditorHandler } from './editor/dispatch.js'
-import { jsonResponse } from './editor/respond.js'
 import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
 import { clientAddress, parseTrustedProxies } from './http/client-address.js'
@@ -35,6 +34,7 @@ import { createLogger, silentLogger } from './shared/log.js'
 import { messageFor } from './shared/messages.js'
 import { createMetrics } from './shared/metrics.js'
 import { setRequestInfo } from './shared/request-info.js'
+import { errorResponse, jsonResponse } from './shared/respond.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
 import { localDiskStorage } from './storage/local.js'
@@ -236,10 +236,10 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
         return await formula(request)
       if (pathname.startsWith(materialsPrefix)) return await mountedMaterials(request)
       if (site) return await site(request)
-      return jsonResponse({ error: { code: 'UE_NOT_FOUND', message: 'Not found' } }, 404)
+      return errorResponse(new UeError('UE_NOT_FOUND'))
     } catch (err) {
       log.error({ err, path: pathname }, 'unhandled error')
-      return jsonResponse({ error: { code: 'UE_INTERNAL', message: 'Internal error' } }, 500)
+      return errorResponse(new UeError('UE_INTERNAL', { cause: err }))
     }
   }
 

@@ -22,6 +22,11 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   formula: ['shared', 'images'],
   ai: ['shared'],
 }
+/**
+ * Every package the server source uses, and the files (or whole rooms, with a trailing `/`)
+ * that may use it. A package missing here fails the test, so none is used outside its room
+ * unseen.
+ */
 const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'better-sqlite3': ['db/open.ts'],
   pg: ['db/open.ts'],
@@ -33,6 +38,13 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   '@mathjax/mathjax-newcm-font': ['formula/mathjax.ts'],
   'lru-cache': ['formula/handler.ts'],
   undici: ['ingest/remote/fetch-image.ts'],
+  // The one IP parser, in the four files that read addresses (docs/architecture.md).
+  'ipaddr.js': [
+    'ingest/remote/guard.ts',
+    'http/client-address.ts',
+    'auth/client-key.ts',
+    'config/schema.ts',
+  ],
   kysely: ['db/'],
   zod: ['config/', 'materials/', 'ai/request.ts'],
   openai: ['ai/model-client.ts'],
@@ -41,6 +53,16 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'pino-pretty': ['shared/log.ts'],
   'prom-client': ['shared/metrics.ts'],
   jose: ['auth/jwt.ts'],
+  '@ueditor-backend/loaders': ['http/assets.ts'],
+}
+/** Host frameworks (peer dependencies): their adapters import their types, never their code. */
+const TYPE_ONLY_PACKAGES: Record<string, readonly string[]> = {
+  fastify: ['http/fastify.ts'],
+}
+
+interface Import {
+  specifier: string
+  typeOnly: boolean
 }
 
 function sourceFiles(dir: string): string[] {
@@ -49,36 +71,83 @@ function sourceFiles(dir: string): string[] {
     .map((f) => join(dir, f))
 }
 
-function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8')
-  return [
-    ...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+'([^']+)'|import\('([^']+)'\)/g),
-  ].map((m) => (m[1] ?? m[2]) as string)
+/** Static imports and re-exports, dynamic imports, and packages resolved with `createRequire`. */
+export function importsOf(text: string): Import[] {
+  const pattern =
+    /(?:^|\n)\s*(import|export)(\s+type\b)?[^'"]*?from\s+'([^']+)'|import\('([^']+)'\)|require\([^)]*\)\.resolve\('([^']+)'\)/g
+  return [...text.matchAll(pattern)].map((m) => ({
+    specifier: (m[3] ?? m[4] ?? m[5]) as string,
+    typeOnly: m[2] !== undefined,
+  }))
+}
+
+function packageOf(specifier: string): string {
+  const parts = specifier.split('/')
+  return (specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]) as string
+}
+
+/** What `rel` (a path below src/) imports that its room may not. */
+export function violationsOf(rel: string, imports: readonly Import[]): string[] {
+  const violations: string[] = []
+  const room = rel.includes('/') ? (rel.split('/')[0] as string) : null
+  for (const { specifier, typeOnly } of imports) {
+    if (specifier.startsWith('node:')) continue
+    if (specifier.startsWith('.')) {
+      if (!room || !(room in ROOM_RULES)) continue
+      const target = join(rel, '..', specifier).replaceAll('\\', '/')
+      const targetRoom = target.includes('/') ? target.split('/')[0] : '(root)'
+      if (targetRoom !== room && !ROOM_RULES[room]?.includes(targetRoom as string))
+        violations.push(`${rel} imports ${target}`)
+      continue
+    }
+    const name = packageOf(specifier)
+    const owners = PACKAGE_OWNERS[name] ?? (typeOnly ? TYPE_ONLY_PACKAGES[name] : undefined)
+    if (!owners) violations.push(`${rel} imports package ${specifier}, which no room owns`)
+    else if (!owners.some((o) => rel.startsWith(o)))
+      violations.push(`${rel} imports package ${specifier}`)
+  }
+  return violations
 }
 
 test('each room imports only the rooms and packages its rules allow', () => {
-  const violations: string[] = []
-  for (const file of sourceFiles(SRC)) {
-    const rel = relative(SRC, file).replaceAll('\\', '/')
-    const room = rel.includes('/') ? (rel.split('/')[0] as string) : null
-    for (const spec of importsOf(file)) {
-      if (spec.startsWith('.')) {
-        if (!room || !(room in ROOM_RULES)) continue
-        const target = relative(SRC, join(file, '..', spec)).replaceAll('\\', '/')
-        const targetRoom = target.includes('/') ? target.split('/')[0] : '(root)'
-        if (targetRoom !== room && !ROOM_RULES[room]?.includes(targetRoom as string))
-          violations.push(`${rel} imports ${target}`)
-        continue
-      }
-      const owners =
-        PACKAGE_OWNERS[
-          spec.startsWith('@')
-            ? spec.split('/').slice(0, 2).join('/')
-            : (spec.split('/')[0] as string)
-        ]
-      if (owners && !owners.some((o) => rel.startsWith(o)))
-        violations.push(`${rel} imports package ${spec}`)
-    }
-  }
+  const violations = sourceFiles(SRC).flatMap((file) =>
+    violationsOf(relative(SRC, file).replaceAll('\\', '/'), importsOf(readFileSync(file, 'utf8'))),
+  )
   assert.deepEqual(violations, [])
+})
+
+test('every runtime dependency of the server has owners, and every owned package is one', () => {
+  const manifest = JSON.parse(readFileSync(join(SRC, '../package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>
+    optionalDependencies?: Record<string, string>
+    peerDependencies?: Record<string, string>
+  }
+  const runtime = Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies })
+  assert.deepEqual(runtime.sort(), Object.keys(PACKAGE_OWNERS).sort())
+  for (const name of Object.keys(TYPE_ONLY_PACKAGES))
+    assert.ok(name in (manifest.peerDependencies ?? {}), `${name} is not a peer dependency`)
+})
+
+test('the checker refuses an unknown package, a package outside its owners and a forbidden room', () => {
+  const text = [
+    "import leftPad from 'left-pad'",
+    "import ipaddr from 'ipaddr.js'",
+    "import { Kysely } from 'kysely'",
+    "const sdk = await import('@aws-sdk/client-s3')",
+    "import type { FastifyReply } from 'fastify'",
+    "import { createUeditorServer } from '../server.js'",
+    "import { readFile } from 'node:fs/promises'",
+    "import { UeError } from '../shared/errors.js'",
+  ].join('\n')
+  assert.deepEqual(violationsOf('materials/x.ts', importsOf(text)), [
+    'materials/x.ts imports package left-pad, which no room owns',
+    'materials/x.ts imports package ipaddr.js',
+    'materials/x.ts imports package kysely',
+    'materials/x.ts imports package @aws-sdk/client-s3',
+    'materials/x.ts imports package fastify',
+    'materials/x.ts imports server.js',
+  ])
+  assert.deepEqual(violationsOf('http/x.ts', importsOf("import fastify from 'fastify'")), [
+    'http/x.ts imports package fastify, which no room owns',
+  ])
 })

@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url'
 // docs/security.md may name only tests that exist. Tests run from packages/server/dist/tests.
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url))
 const SELF = 'packages/server/tests/citations.test.ts'
-const SCANNED = /\.(ts|mts|mjs|js|md|html)$/
+const SCANNED = /\.(ts|mts|mjs|js|md|html|sh)$/
 
 function projectFiles(): string[] {
-  const out: string[] = ['README.md']
+  const out: string[] = ['README.md', 'CHANGELOG.md', '.ci/run']
   const walk = (dir: string) => {
     for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
       if (['node_modules', 'dist', '.git'].includes(entry.name)) continue
@@ -20,8 +20,7 @@ function projectFiles(): string[] {
       else if (SCANNED.test(entry.name) && rel !== SELF) out.push(rel)
     }
   }
-  walk('docs')
-  walk('packages')
+  for (const dir of ['docs', 'packages', 'examples', 'scripts', '.ci']) walk(dir)
   return out
 }
 
@@ -68,7 +67,11 @@ export function citationProblems(
       problems.push(`${at} cites the spec: ${line.trim()}`)
     if (/(?:\.\.\/)+shared\/(?!.*\.(?:js|ts)['"])|shared\/(?:docs|spec)\//.test(line))
       problems.push(`${at} cites a document outside the repository: ${line.trim()}`)
-    if (/\.md\W{0,3}\s*A\d{1,2}\b|^\s*(?:describe|test)\('A\d{1,2}:/.test(line))
+    if (
+      /\.md\W{0,3}\s*A\d{1,2}\b|^\s*(?:describe|test)\('A\d{1,2}:|\b(?:rows? |const |let )A\d{1,2}\b/.test(
+        line,
+      )
+    )
       problems.push(`${at} cites a catalogue row that is not ours: ${line.trim()}`)
     for (const m of line.matchAll(/[\w./:#-]*\.md\b/g)) {
       const token = (m[0] as string).replace(/#.*$/, '')
@@ -115,6 +118,8 @@ describe('citations', () => {
       'read docs/operations-guide.md first',
       '(docs/security.md, row S999)',
       "describe('A36: upload floods', () => {",
+      'const A37 = [',
+      '// the payloads of row A37',
     ]
     const found = bad.map((line) => citationProblems('x.ts', line, rowIds, exists).length > 0)
     assert.deepEqual(

@@ -1,3 +1,4 @@
+import { isPlainObject } from '../shared/plain-object.js'
 import { serverBase } from './formula-url.js'
 import type { ParsedServerConfig } from './schema.js'
 
@@ -24,17 +25,13 @@ export function withAiDriver(editor: Editor, cfg: ParsedServerConfig): Editor {
  * would be handed to every reader of the page, so it is refused.
  */
 export function pageKeyProblems(input: unknown): string[] {
-  const editor = isObject(input) ? input.editor : undefined
-  const ai = isObject(editor) ? editor.ai : undefined
-  if (!isObject(ai)) return []
+  const editor = isPlainObject(input) ? input.editor : undefined
+  const ai = isPlainObject(editor) ? editor.ai : undefined
+  if (!isPlainObject(ai)) return []
   const driverConfig = ai.driverConfig
-  if (isObject(driverConfig) && 'key' in driverConfig)
+  if (isPlainObject(driverConfig) && 'key' in driverConfig)
     return [
       'editor.ai.driverConfig.key: the editor section goes to every browser; set the model key as ai.apiKey (UEDITOR_AI_API_KEY) instead',
     ]
   return []
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { UeError } from '../shared/errors.js'
+import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import { pageKeyProblems, withAiDriver } from './ai-driver.js'
 import { withFormulaRenderer } from './formula-url.js'
 import { ACTIVE_CONTENT_EXTS, type ParsedServerConfig, ServerConfigSchema } from './schema.js'
@@ -667,19 +668,13 @@ function parseEnv(raw: string, kind: Kind): unknown {
   return raw
 }
 
-const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
-
 /** Plain objects merge key by key; arrays and scalars replace. Prototype keys are dropped. */
 export function deepMerge(base: unknown, over: unknown): unknown {
   if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over
   const out: Record<string, unknown> = Object.create(null)
-  for (const [k, v] of Object.entries(base)) if (!UNSAFE_KEYS.has(k)) out[k] = v
+  for (const [k, v] of Object.entries(base)) if (!PROTOTYPE_KEYS.has(k)) out[k] = v
   for (const [k, v] of Object.entries(over)) {
-    if (UNSAFE_KEYS.has(k)) continue
+    if (PROTOTYPE_KEYS.has(k)) continue
     out[k] = deepMerge(out[k], v)
   }
   return { ...out }

@@ -1,4 +1,5 @@
 import { type Kysely, type SqlBool, sql } from 'kysely'
+import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import type { Page } from '../shared/types.js'
 import { guarded } from './errors.js'
 import { advanceIdentityPast } from './identity.js'
@@ -300,8 +301,6 @@ function toMaterial(row: MaterialRow): MaterialRecord {
   }
 }
 
-const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
-
 /** Rows written by older versions or by hand may hold anything: never let a key reach a prototype. */
 function parseJson(text: string): unknown {
   try {
@@ -309,8 +308,4 @@ function parseJson(text: string): unknown {
   } catch {
     return null
   }
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
 }

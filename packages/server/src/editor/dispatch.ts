@@ -3,6 +3,7 @@ import { isUeError, UeError } from '../shared/errors.js'
 import { messageFor } from '../shared/messages.js'
 import { noMetrics } from '../shared/metrics.js'
 import { requestInfo } from '../shared/request-info.js'
+import { errorResponse, isValidCallback, jsonpResponse, jsonResponse } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
 import type { ActionDef, ActionKind } from './action-table.js'
 import { aiRefusal, handleAi } from './actions/ai.js'
@@ -16,7 +17,6 @@ import type { ActionContext, Actor, EditorDeps } from './deps.js'
 import { createUploadGate } from './limits.js'
 import { recordAnswer } from './outcomes.js'
 import { refusalDetails } from './refusal-log.js'
-import { isValidCallback, jsonpResponse, jsonResponse } from './respond.js'
 
 function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
   switch (def.kind) {
@@ -72,15 +72,16 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       recordAnswer(metrics, def, started, { code: error.code })
       if (def?.kind === 'ai') return aiRefusal(error, config)
       const state = messageFor(config.locale, error.code)
-      const body: Record<string, unknown> = { state, code: error.code }
-      // The editor reads only `list[0]` of a catch answer; without it, capture stops for good.
-      if (def?.kind === 'catch') body.list = [{ state, code: error.code, source: '' }]
-      if ((jsonp || jsonpCatch) && isValidCallback(callback ?? ''))
-        return jsonpResponse(callback ?? '', body)
-      const status = config.http.errorStatus === 'http' ? error.status : 200
-      // Part of the body may still be unread; closing is cheaper than draining it.
-      const headers: HeadersInit = request.method === 'POST' ? { Connection: 'close' } : {}
-      return jsonResponse(body, status, headers)
+      return errorResponse(error, {
+        shape: 'editor',
+        locale: config.locale,
+        statusMode: config.http.errorStatus,
+        callback: jsonp || jsonpCatch ? callback : undefined,
+        // The editor reads only `list[0]` of a catch answer; without it, capture stops for good.
+        fields: def?.kind === 'catch' ? { list: [{ state, code: error.code, source: '' }] } : {},
+        // Part of the body may still be unread; closing is cheaper than draining it.
+        headers: request.method === 'POST' ? { Connection: 'close' } : {},
+      })
     }
 
     try {

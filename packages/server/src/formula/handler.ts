@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { svgToPng } from '../images/svg-raster.js'
-import { CODES, type UeErrorCode } from '../shared/errors.js'
+import { CODES, UeError, type UeErrorCode } from '../shared/errors.js'
 import { type Locale, messageFor } from '../shared/messages.js'
+import { errorResponse } from '../shared/respond.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import { errorSvg } from './error-svg.js'
 import { createRenderPool, type RenderOutcome } from './pool.js'
@@ -153,9 +154,11 @@ export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
       : url.pathname.endsWith('.png')
         ? 'png'
         : null
-    if (!type) return plain(404, 'Not found')
+    if (!type) return errorResponse(new UeError('UE_NOT_FOUND'))
     if (request.method !== 'GET' && request.method !== 'HEAD')
-      return plain(405, 'Method not allowed', { Allow: 'GET, HEAD' })
+      return errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), {
+        headers: { Allow: 'GET, HEAD' },
+      })
     const raw = url.search.slice(1)
     let answer: Answer
     // Each character is at most 12 URL-encoded bytes (a 4-byte UTF-8 sequence): cheap pre-check.
@@ -220,16 +223,4 @@ function respond(request: Request, a: Answer): Response {
   const body = request.method === 'HEAD' ? null : (a.body as Uint8Array<ArrayBuffer>)
   headers.set('Content-Length', String(a.body.byteLength))
   return new Response(body, { status: a.status, headers })
-}
-
-function plain(status: number, text: string, extra: Record<string, string> = {}): Response {
-  return new Response(text, {
-    status,
-    headers: {
-      'Content-Type': 'text/plain; charset=utf-8',
-      'X-Content-Type-Options': 'nosniff',
-      'Cache-Control': 'no-store',
-      ...extra,
-    },
-  })
 }

@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { UeError } from '../shared/errors.js'
+import { errorResponse } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
 
 export interface Asset {
@@ -19,16 +21,7 @@ export function createAssetServer(assets: ReadonlyMap<string, Asset>): FetchHand
     const { pathname } = new URL(request.url)
     const asset = assets.get(pathname)
     if (!asset || (request.method !== 'GET' && request.method !== 'HEAD'))
-      return new Response(
-        JSON.stringify({ error: { code: 'UE_NOT_FOUND', message: 'Not found' } }),
-        {
-          status: 404,
-          headers: {
-            'Content-Type': 'application/json; charset=utf-8',
-            'X-Content-Type-Options': 'nosniff',
-          },
-        },
-      )
+      return errorResponse(new UeError('UE_NOT_FOUND'))
     let body = cache.get(pathname)
     if (!body) {
       body = readFile(asset.file)

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import { UeError } from '../shared/errors.js'
 import type { ConnectionInfo, HostContext } from '../shared/request-info.js'
+import { errorParts } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
 import { lazyRequest } from './lazy-request.js'
 
@@ -14,8 +15,6 @@ export interface BridgeOptions {
   /** The framework's request and user, for the `authorize` hook. */
   host?: HostContext | undefined
 }
-
-const JSON_TYPE = 'application/json; charset=utf-8'
 
 /**
  * A node:http request listener in front of a `Request -> Response` handler (`ue.editor`,
@@ -72,13 +71,18 @@ export async function serveNode(
 
 function failInternal(res: ServerResponse, err?: unknown): void {
   try {
-    if (!res.headersSent) {
-      res.writeHead(500, { 'Content-Type': JSON_TYPE, Connection: 'close' })
-      res.end('{"error":{"code":"UE_INTERNAL","message":"Internal error"}}')
-    } else res.destroy(err instanceof Error ? err : undefined)
+    if (!res.headersSent) refuse(res, new UeError('UE_INTERNAL'))
+    else res.destroy(err instanceof Error ? err : undefined)
   } catch {
     res.destroy()
   }
+}
+
+/** An error answer written straight to node; whatever body follows is not read. */
+function refuse(res: ServerResponse, error: UeError): void {
+  const { status, headers, body } = errorParts(error, { headers: { Connection: 'close' } })
+  res.writeHead(status, Object.fromEntries(headers))
+  res.end(body)
 }
 
 // fetch refuses these methods outright (they are never allowed to reach an application).
@@ -87,12 +91,7 @@ const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK'])
 function refuseUnbridgeable(req: IncomingMessage, res: ServerResponse, cause: unknown) {
   const method = (req.method ?? '').toUpperCase()
   const notAllowed = FORBIDDEN_METHODS.has(method) || cause instanceof MethodError
-  const [status, code, message] = notAllowed
-    ? [405, 'UE_METHOD_NOT_ALLOWED', 'Method not allowed']
-    : [400, 'UE_REQUEST_INVALID', 'The request is malformed']
-  // Whatever body follows is not read: the connection ends with the answer.
-  res.writeHead(status, { 'Content-Type': JSON_TYPE, Connection: 'close' })
-  res.end(JSON.stringify({ error: { code, message } }))
+  refuse(res, new UeError(notAllowed ? 'UE_METHOD_NOT_ALLOWED' : 'UE_REQUEST_INVALID'))
 }
 
 class MethodError extends Error {}

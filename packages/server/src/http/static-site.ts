@@ -2,6 +2,8 @@ import { createReadStream } from 'node:fs'
 import { realpath, stat } from 'node:fs/promises'
 import { extname, join, sep } from 'node:path'
 import { Readable } from 'node:stream'
+import { UeError } from '../shared/errors.js'
+import { errorResponse } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
 
 /** Types for what a site and the UEditor Plus distribution hold; anything else is a download. */
@@ -63,7 +65,9 @@ export async function createStaticSite(o: StaticSiteOptions): Promise<FetchHandl
   return async (request) => {
     const method = request.method.toUpperCase()
     if (method !== 'GET' && method !== 'HEAD')
-      return plain(405, 'Method not allowed', { Allow: 'GET, HEAD' })
+      return errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), {
+        headers: { Allow: 'GET, HEAD' },
+      })
     const url = new URL(request.url)
     const segments = decodeSegments(url.pathname)
     if (segments === null) return notFound()
@@ -134,20 +138,5 @@ function inside(path: string, folder: string): boolean {
 }
 
 function notFound(): Response {
-  return plain(404, 'Not found')
-}
-
-function plain(status: number, message: string, extra: Record<string, string> = {}): Response {
-  const body = JSON.stringify({
-    error: { code: status === 404 ? 'UE_NOT_FOUND' : 'UE_METHOD_NOT_ALLOWED', message },
-  })
-  return new Response(body, {
-    status,
-    headers: {
-      'Content-Type': 'application/json; charset=utf-8',
-      'X-Content-Type-Options': 'nosniff',
-      'Cache-Control': 'no-store',
-      ...extra,
-    },
-  })
+  return errorResponse(new UeError('UE_NOT_FOUND'))
 }

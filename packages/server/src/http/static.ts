@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
-import { isUeError } from '../shared/errors.js'
+import { isUeError, UeError } from '../shared/errors.js'
+import { errorResponse } from '../shared/respond.js'
 import type { FetchHandler, StorageKey } from '../shared/types.js'
 import type { StorageDriver } from '../storage/driver.js'
 
@@ -70,8 +71,8 @@ export function createFileServer(o: FileServerOptions): FetchHandler {
   return async (request) => {
     const method = request.method.toUpperCase()
     if (method !== 'GET' && method !== 'HEAD') {
-      return errorResponse(405, 'UE_METHOD_NOT_ALLOWED', 'Method not allowed', {
-        Allow: 'GET, HEAD',
+      return errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), {
+        headers: { ...COMMON_HEADERS, Allow: 'GET, HEAD' },
       })
     }
 
@@ -199,24 +200,5 @@ function parseRange(
 }
 
 function notFound(): Response {
-  return errorResponse(404, 'UE_NOT_FOUND', 'Not found')
-}
-
-function errorResponse(
-  status: number,
-  code: string,
-  message: string,
-  extra: Record<string, string> = {},
-): Response {
-  const body = JSON.stringify({ error: { code, message } })
-  return new Response(body, {
-    status,
-    headers: {
-      ...COMMON_HEADERS,
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': String(Buffer.byteLength(body)),
-      'Cache-Control': 'no-store',
-      ...extra,
-    },
-  })
+  return errorResponse(new UeError('UE_NOT_FOUND'), { headers: COMMON_HEADERS })
 }

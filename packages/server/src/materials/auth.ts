@@ -2,7 +2,7 @@ import type { Authenticator } from '../auth/authenticator.js'
 import { isLoopbackHost } from '../auth/loopback.js'
 import { isUeError, UeError } from '../shared/errors.js'
 import { requestInfo } from '../shared/request-info.js'
-import { errorResponse } from './respond.js'
+import { errorResponse } from '../shared/respond.js'
 
 /** `admin` implies `read`. */
 export type Scope = 'read' | 'admin'
@@ -27,7 +27,8 @@ export function createMaterialsAuth(o: {
       principal = await o.authenticator.authenticate(request)
     } catch (e) {
       if (!isUeError(e)) throw e
-      if (e.code === 'UE_AUTH_THROTTLED') return errorResponse(e, { 'Retry-After': '60' })
+      if (e.code === 'UE_AUTH_THROTTLED')
+        return errorResponse(e, { headers: { 'Retry-After': '60' } })
       return refuse(
         'UE_UNAUTHORIZED',
         e.detail === 'missing' ? REALM : `${REALM}, error="invalid_token"`,
@@ -44,7 +45,7 @@ export function createMaterialsAuth(o: {
 }
 
 function refuse(code: 'UE_UNAUTHORIZED' | 'UE_FORBIDDEN', challenge: string): Response {
-  return errorResponse(new UeError(code), { 'WWW-Authenticate': challenge })
+  return errorResponse(new UeError(code), { headers: { 'WWW-Authenticate': challenge } })
 }
 
 /** When the adapter knows the peer (node:http), it must be on this machine too. */

@@ -1,4 +1,5 @@
 import { UeError } from '../shared/errors.js'
+import { PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import { assertIdentityEncoding, type BodyTimeouts, readBodyBytes } from '../shared/request-body.js'
 
 export interface JsonBodyOptions {
@@ -11,7 +12,6 @@ export interface JsonBodyOptions {
 
 /** Deeper JSON is refused before parsing, so no parser or validator recursion can blow up. */
 const MAX_NESTING = 32
-const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 
 /**
  * Reads a JSON request body under a byte cap: identity encoding only, `application/json` (or

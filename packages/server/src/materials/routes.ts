@@ -2,10 +2,10 @@ import { MAX_ID } from '../db/material-repo.js'
 import { isUeError, UeError } from '../shared/errors.js'
 import type { Metrics } from '../shared/metrics.js'
 import type { BodyTimeouts } from '../shared/request-body.js'
+import { errorResponse, jsonResponse, refusalCodeOf } from '../shared/respond.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import type { Authorize, Scope } from './auth.js'
 import { readJsonBody } from './json-body.js'
-import { errorResponse, jsonResponse, refusalCodeOf } from './respond.js'
 import {
   CategoryPatchSchema,
   CategoryWriteSchema,
@@ -53,7 +53,9 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
     const allow = async (methods: string[], scope: Scope) =>
       methods.includes(method)
         ? await o.authorize(request, scope)
-        : errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), { Allow: methods.join(', ') })
+        : errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), {
+            headers: { Allow: methods.join(', ') },
+          })
 
     switch (route.kind) {
       case 'categories':

@@ -5,26 +5,15 @@ import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { isUeError, UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
+import { checkedKey, checkRange } from './checks.js'
 import type { StorageDriver, StoredObject } from './driver.js'
 
 /** Stores each object as a file under `root`; the key is the path relative to it. */
 export function localDiskStorage(o: { root: string }): StorageDriver {
   const root = path.resolve(o.root)
 
-  // Keys were validated upstream; this is defence in depth so no key can leave the root.
   function pathOf(key: StorageKey): string {
-    if (
-      typeof key !== 'string' ||
-      key === '' ||
-      key.includes('\0') ||
-      key.includes('..') ||
-      key.includes('\\') ||
-      key.startsWith('/') ||
-      path.isAbsolute(key)
-    ) {
-      throw new UeError('UE_KEY_INVALID')
-    }
-    const full = path.resolve(root, key)
+    const full = path.resolve(root, checkedKey(key))
     const rel = path.relative(root, full)
     if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
       throw new UeError('UE_KEY_INVALID')
@@ -81,7 +70,7 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
 
     async get(key: StorageKey, range?: { start: number; end: number }): Promise<StoredObject> {
       const file = pathOf(key)
-      if (range && !validRange(range)) throw new RangeError('invalid byte range')
+      checkRange(range)
       let fh: FileHandle
       try {
         fh = await open(file, 'r')
@@ -130,12 +119,6 @@ async function writeAll(fh: FileHandle, chunk: unknown): Promise<void> {
     const { bytesWritten } = await fh.write(buf, offset, buf.byteLength - offset)
     offset += bytesWritten
   }
-}
-
-function validRange(r: { start: number; end: number }): boolean {
-  return (
-    Number.isSafeInteger(r.start) && Number.isSafeInteger(r.end) && r.start >= 0 && r.end >= r.start
-  )
 }
 
 function errno(e: unknown): string | undefined {

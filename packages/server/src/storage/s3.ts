@@ -2,6 +2,7 @@ import { type Readable, Transform, type TransformCallback } from 'node:stream'
 import type { GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3'
 import { isUeError, UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
+import { checkedKey, checkRange } from './checks.js'
 import type { PutMeta, StorageDriver, StoredObject } from './driver.js'
 
 export interface S3StorageOptions {
@@ -52,16 +53,7 @@ export function s3Storage(o: S3StorageOptions): StorageDriver {
   }
 
   function objectKey(key: StorageKey): string {
-    if (
-      typeof key !== 'string' ||
-      key === '' ||
-      key.includes('\0') ||
-      key.startsWith('/') ||
-      key.split('/').some((part) => part === '' || part === '.' || part === '..')
-    ) {
-      throw new UeError('UE_KEY_INVALID')
-    }
-    return prefix + key
+    return prefix + checkedKey(key)
   }
 
   return {
@@ -117,7 +109,7 @@ export function s3Storage(o: S3StorageOptions): StorageDriver {
 
     async get(key: StorageKey, range?: { start: number; end: number }): Promise<StoredObject> {
       const Key = objectKey(key)
-      if (range && !validRange(range)) throw new RangeError('invalid byte range')
+      checkRange(range)
       const { sdk, client } = await connect()
       let out: GetObjectCommandOutput
       try {
@@ -218,12 +210,6 @@ function parseContentRange(
 ): { start: number; end: number; size: number } | null {
   const m = value ? /^bytes (\d+)-(\d+)\/(\d+)$/.exec(value) : null
   return m ? { start: Number(m[1]), end: Number(m[2]), size: Number(m[3]) } : null
-}
-
-function validRange(r: { start: number; end: number }): boolean {
-  return (
-    Number.isSafeInteger(r.start) && Number.isSafeInteger(r.end) && r.start >= 0 && r.end >= r.start
-  )
 }
 
 function httpStatus(e: unknown): number | undefined {

@@ -11,7 +11,7 @@ import {
 // docs/security.md, row S37: stored XSS through material HTML. Each payload is stored through the admin
 // API; the stored HTML (admin view) and the HTML the designer receives (public search) are
 // asserted exactly.
-const A37: [payload: string, stored: string][] = [
+const XSS_PAYLOADS: [payload: string, stored: string][] = [
   ['<img src=x onerror=alert(1)>', '<img src="x" />'],
   ['<a href="javascript:alert(1)">x</a>', '<a>x</a>'],
   ['<a href="JaVaScRiPt:alert(1)">x</a>', '<a>x</a>'],
@@ -104,7 +104,7 @@ async function stored(c: MaterialsClient, id: number) {
 describe('S37: material HTML is sanitised on write', () => {
   test('every XSS payload is stored and answered without anything that can run', async (t) => {
     const { materials: c } = await startMaterialsServer(t)
-    for (const [payload, expected] of A37) {
+    for (const [payload, expected] of XSS_PAYLOADS) {
       const created = await adminCreate(c, 'materials', { name: 'payload', content: payload })
       assert.equal(created.content, expected, payload)
       assert.deepEqual(await stored(c, created.id), { admin: expected, item: expected }, payload)

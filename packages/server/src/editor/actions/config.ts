@@ -1,6 +1,6 @@
 import { publicEditorConfig } from '../../config/public.js'
+import { SerialisedJson } from '../../shared/respond.js'
 import type { ActionContext } from '../deps.js'
-import { SerialisedJson } from '../respond.js'
 
 const cache = new WeakMap<object, SerialisedJson>()
 

@@ -1,0 +1,120 @@
+import type { UeError } from './errors.js'
+import { type Locale, messageFor } from './messages.js'
+import { PROTOTYPE_KEYS } from './plain-object.js'
+
+// JSON that is also safe to read as HTML or script: the editor `eval`s several answers, JSONP
+// runs as script, and material HTML travels inside JSON.
+const UNSAFE_IN_SCRIPT = /[<>&\u2028\u2029]/g
+
+/** An answer serialised once, for bodies that never change (the `config` action's). */
+export class SerialisedJson {
+  readonly text: string
+  constructor(value: unknown) {
+    this.text = safeJson(value)
+  }
+}
+
+/** `JSON.stringify` with `<`, `>`, `&`, U+2028 and U+2029 written as `\u` escapes. */
+export function safeJson(value: unknown): string {
+  if (value instanceof SerialisedJson) return value.text
+  return JSON.stringify(value).replace(
+    UNSAFE_IN_SCRIPT,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
+}
+
+export const JSON_TYPE = 'application/json; charset=utf-8'
+const SCRIPT_TYPE = 'application/javascript; charset=utf-8'
+const BASE_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Cache-Control': 'no-store',
+}
+
+export function jsonResponse(value: unknown, status = 200, extra: HeadersInit = {}): Response {
+  const headers = new Headers({ ...BASE_HEADERS, 'Content-Type': JSON_TYPE })
+  for (const [k, v] of new Headers(extra)) headers.set(k, v)
+  return new Response(safeJson(value), { status, headers })
+}
+
+/** `callback` must have passed `isValidCallback`. */
+export function jsonpResponse(callback: string, value: unknown): Response {
+  return new Response(jsonpText(callback, value), {
+    status: 200,
+    headers: { ...BASE_HEADERS, 'Content-Type': SCRIPT_TYPE },
+  })
+}
+
+function jsonpText(callback: string, value: unknown): string {
+  // The leading comment defeats content-sniffing attacks on the first bytes (Rosetta Flash).
+  return `/**/${callback}(${safeJson(value)});`
+}
+
+const RESERVED_CALLBACKS = new Set([...PROTOTYPE_KEYS, 'eval', 'Function'])
+
+/** Accepts what UEditor generates (`bd__editor__k3j9x2`) and nothing that could inject code. */
+export function isValidCallback(name: string): boolean {
+  return /^[A-Za-z_$][\w$]{0,63}$/.test(name) && !RESERVED_CALLBACKS.has(name)
+}
+
+export interface ErrorResponseOptions {
+  /**
+   * `api` (the default): `{error: {code, message}}`, the message in English with the safe
+   * detail, for integrators (materials API, files, the server's own answers). `editor`:
+   * `{state, code}`, where `state` is the catalogue message the editor shows the user verbatim.
+   */
+  shape?: 'api' | 'editor'
+  /** The language of the message; English by default. */
+  locale?: Locale
+  /**
+   * `http` (the default): the code's own status. `protocol`: HTTP 200, because the editor reads
+   * only the bodies of 200s (`http.errorStatus`).
+   */
+  statusMode?: 'http' | 'protocol'
+  /** A JSONP callback: when it is a valid name the answer is script (always 200), else JSON. */
+  callback?: string | null | undefined
+  /** More fields of an `editor` body (the catch action's `list`). */
+  fields?: Record<string, unknown>
+  headers?: HeadersInit
+}
+
+/** What `errorResponse` answers with, for a writer that has no `Response` (the node bridge). */
+export interface ErrorParts {
+  status: number
+  headers: Headers
+  body: string
+}
+
+/** The one way a `UeError` becomes an answer: its body, status and headers. */
+export function errorParts(error: UeError, o: ErrorResponseOptions = {}): ErrorParts {
+  const message = messageFor(o.locale ?? 'en', error.code)
+  const body =
+    o.shape === 'editor'
+      ? { state: message, code: error.code, ...o.fields }
+      : {
+          error: {
+            code: error.code,
+            message: error.detail ? `${message}: ${error.detail}` : message,
+          },
+        }
+  const callback = o.callback ?? ''
+  const jsonp = callback !== '' && isValidCallback(callback)
+  const headers = new Headers({ ...BASE_HEADERS, 'Content-Type': jsonp ? SCRIPT_TYPE : JSON_TYPE })
+  for (const [k, v] of new Headers(o.headers)) headers.set(k, v)
+  if (jsonp) return { status: 200, headers, body: jsonpText(callback, body) }
+  const status = o.statusMode === 'protocol' ? 200 : error.status
+  return { status, headers, body: safeJson(body) }
+}
+
+export function errorResponse(error: UeError, o: ErrorResponseOptions = {}): Response {
+  const { body, ...init } = errorParts(error, o)
+  const response = new Response(body, init)
+  refusals.set(response, error.code)
+  return response
+}
+
+const refusals = new WeakMap<Response, string>()
+
+/** The error code of an answer made by `errorResponse`, for counting refusals. */
+export function refusalCodeOf(response: Response): string | undefined {
+  return refusals.get(response)
+}
