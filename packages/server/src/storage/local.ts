@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { FileHandle } from 'node:fs/promises'
+import { createReadStream } from 'node:fs'
 import { link, mkdir, open, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
@@ -32,10 +33,7 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
     return full
   }
 
-  return {
-    kind: 'local',
-
-    async put(key: StorageKey, body: Readable): Promise<void> {
+  async function put(key: StorageKey, body: Readable): Promise<void> {
       const final = pathOf(key)
       const part = `${final}.${randomBytes(8).toString('hex')}.part`
       let fh: FileHandle
@@ -72,10 +70,32 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
         // link() refuses to replace an existing file, which makes publishing atomic and exclusive.
         await link(part, final)
       } catch (cause) {
-        const detail = errno(cause) === 'EEXIST' ? 'exists' : undefined
-        throw new UeError('UE_STORAGE_FAILED', detail ? { detail, cause } : { cause })
+        throw publishError(cause)
       } finally {
         await removeQuietly(part)
+      }
+  }
+
+  return {
+    kind: 'local',
+    put,
+
+    /**
+     * The file is hard-linked into place: no byte is copied, and like `put` it never replaces an
+     * existing object. Across file systems (or where links are not supported) it is copied.
+     */
+    async putFile(key: StorageKey, file: string): Promise<void> {
+      const final = pathOf(key)
+      try {
+        // The folder usually exists already: it is made only when the link says it is missing.
+        await link(file, final).catch(async (cause: unknown) => {
+          if (errno(cause) !== 'ENOENT') throw cause
+          await mkdir(path.dirname(final), { recursive: true })
+          await link(file, final)
+        })
+      } catch (cause) {
+        if (!LINK_UNSUPPORTED.has(errno(cause) ?? '')) throw publishError(cause)
+        await put(key, createReadStream(file))
       }
     },
 
@@ -121,6 +141,14 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
       }
     },
   }
+}
+
+/** link() fails with these where the spool and the root are on different or link-less file systems. */
+const LINK_UNSUPPORTED = new Set(['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK'])
+
+function publishError(cause: unknown): UeError {
+  const detail = errno(cause) === 'EEXIST' ? 'exists' : undefined
+  return new UeError('UE_STORAGE_FAILED', detail ? { detail, cause } : { cause })
 }
 
 async function writeAll(fh: FileHandle, chunk: unknown): Promise<void> {
