@@ -1,3 +1,5 @@
+import { completeResponse } from '../shared/complete-body.js'
+
 // JSON that is also safe to read as HTML or script: the client `eval`s several responses.
 const UNSAFE_IN_SCRIPT = /[<>&\u2028\u2029]/g
 
@@ -28,12 +30,12 @@ export function jsonResponse(value: unknown, status = 200, extra: HeadersInit = 
     'Content-Type': 'application/json; charset=utf-8',
   })
   for (const [k, v] of new Headers(extra)) headers.set(k, v)
-  return new Response(safeJson(value), { status, headers })
+  return completeResponse(safeJson(value), { status, headers })
 }
 
 export function jsonpResponse(callback: string, value: unknown): Response {
   // The leading comment defeats content-sniffing attacks on the first bytes (Rosetta Flash).
-  return new Response(`/**/${callback}(${safeJson(value)});`, {
+  return completeResponse(`/**/${callback}(${safeJson(value)});`, {
     status: 200,
     headers: { ...BASE_HEADERS, 'Content-Type': 'application/javascript; charset=utf-8' },
   })

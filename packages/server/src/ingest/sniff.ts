@@ -87,8 +87,7 @@ export async function decideContentType(
   }
   const textMime = TEXT_TYPES[claimedExt]
   if (textMime) {
-    if (!looksLikePlainText(head, o.allowActiveContent))
-      throw new UeError('UE_CONTENT_MISMATCH')
+    if (!looksLikePlainText(head, o.allowActiveContent)) throw new UeError('UE_CONTENT_MISMATCH')
     return { ext: claimedExt, mime: textMime }
   }
   if (o.allowActiveContent && !kinds) return { ext: claimedExt, mime: 'application/octet-stream' }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import type { FileHandle } from 'node:fs/promises'
 import { createReadStream } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
 import { link, mkdir, open, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
@@ -34,46 +34,46 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
   }
 
   async function put(key: StorageKey, body: Readable): Promise<void> {
-      const final = pathOf(key)
-      const part = `${final}.${randomBytes(8).toString('hex')}.part`
-      let fh: FileHandle
-      try {
-        await mkdir(path.dirname(final), { recursive: true })
-        fh = await open(part, 'wx')
-      } catch (cause) {
-        body.destroy()
-        throw new UeError('UE_STORAGE_FAILED', { cause })
-      }
+    const final = pathOf(key)
+    const part = `${final}.${randomBytes(8).toString('hex')}.part`
+    let fh: FileHandle
+    try {
+      await mkdir(path.dirname(final), { recursive: true })
+      fh = await open(part, 'wx')
+    } catch (cause) {
+      body.destroy()
+      throw new UeError('UE_STORAGE_FAILED', { cause })
+    }
 
-      // Writing through our own handle (not a pipeline into a WriteStream) guarantees the file
-      // is closed before we unlink it, so a failed write can never leave a `.part` behind.
-      let failed = false
-      let failure: unknown
-      try {
-        for await (const chunk of body) await writeAll(fh, chunk)
-      } catch (e) {
-        failed = true
-        failure = e
-      }
-      try {
-        await fh.close()
-      } catch (e) {
-        if (!failed) failure = e
-        failed = true
-      }
-      if (failed) {
-        await removeQuietly(part)
-        throw isUeError(failure) ? failure : new UeError('UE_STORAGE_FAILED', { cause: failure })
-      }
+    // Writing through our own handle (not a pipeline into a WriteStream) guarantees the file
+    // is closed before we unlink it, so a failed write can never leave a `.part` behind.
+    let failed = false
+    let failure: unknown
+    try {
+      for await (const chunk of body) await writeAll(fh, chunk)
+    } catch (e) {
+      failed = true
+      failure = e
+    }
+    try {
+      await fh.close()
+    } catch (e) {
+      if (!failed) failure = e
+      failed = true
+    }
+    if (failed) {
+      await removeQuietly(part)
+      throw isUeError(failure) ? failure : new UeError('UE_STORAGE_FAILED', { cause: failure })
+    }
 
-      try {
-        // link() refuses to replace an existing file, which makes publishing atomic and exclusive.
-        await link(part, final)
-      } catch (cause) {
-        throw publishError(cause)
-      } finally {
-        await removeQuietly(part)
-      }
+    try {
+      // link() refuses to replace an existing file, which makes publishing atomic and exclusive.
+      await link(part, final)
+    } catch (cause) {
+      throw publishError(cause)
+    } finally {
+      await removeQuietly(part)
+    }
   }
 
   return {

@@ -60,9 +60,12 @@ describe('localDiskStorage', () => {
     await writeFile(second, 'second')
     const meta = { size: 5, contentType: 'application/octet-stream' }
     await storage.putFile?.(key, first, meta)
-    await assert.rejects(storage.putFile?.(key, second, meta) ?? Promise.resolve(), (e: unknown) => {
-      return isUeError(e) && e.code === 'UE_STORAGE_FAILED' && e.detail === 'exists'
-    })
+    await assert.rejects(
+      storage.putFile?.(key, second, meta) ?? Promise.resolve(),
+      (e: unknown) => {
+        return isUeError(e) && e.code === 'UE_STORAGE_FAILED' && e.detail === 'exists'
+      },
+    )
     assert.equal(await readFile(path.join(root, key), 'utf8'), 'first')
   })
 

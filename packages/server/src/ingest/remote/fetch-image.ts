@@ -103,7 +103,11 @@ export function createRemoteFetcher(o: RemoteFetcherOptions): RemoteFetcher {
     }
   }
 
-  async function fetchHops(url: URL, f: FetchImageOptions, signal: AbortSignal): Promise<SpooledFile> {
+  async function fetchHops(
+    url: URL,
+    f: FetchImageOptions,
+    signal: AbortSignal,
+  ): Promise<SpooledFile> {
     let current = url
     for (let hop = 0; ; hop++) {
       const response = await request(current, {
