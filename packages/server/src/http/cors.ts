@@ -30,9 +30,21 @@ export function withCors(
       return new Response(null, { status: 204, headers })
     }
     const response = await handler(request)
-    const headers = new Headers(response.headers)
-    headers.append('Vary', 'Origin')
-    if (ok) headers.set('Access-Control-Allow-Origin', origin)
-    return new Response(response.body, { status: response.status, headers })
+    try {
+      // In place, so the answer stays the one the handler made (the Node edge writes a
+      // complete body without reading its stream).
+      addCorsHeaders(response.headers, ok ? origin : null)
+      return response
+    } catch {
+      // Headers of a fetched Response are immutable; copy it.
+      const headers = new Headers(response.headers)
+      addCorsHeaders(headers, ok ? origin : null)
+      return new Response(response.body, { status: response.status, headers })
+    }
   }
+}
+
+function addCorsHeaders(headers: Headers, allowedOrigin: string | null): void {
+  headers.append('Vary', 'Origin')
+  if (allowedOrigin !== null) headers.set('Access-Control-Allow-Origin', allowedOrigin)
 }

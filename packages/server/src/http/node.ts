@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
+import { completeBodyOf } from '../shared/complete-body.js'
 import { UeError } from '../shared/errors.js'
 import type { ConnectionInfo, HostContext } from '../shared/request-info.js'
 import { errorParts } from '../shared/respond.js'
@@ -218,6 +219,15 @@ async function writeResponse(
   clientGone: AbortSignal,
 ): Promise<void> {
   const headers = headerRecord(response)
+  const complete = completeBodyOf(response)
+  if (complete !== undefined) {
+    // Written as given: no web stream is read, and the length is known up front.
+    if (!('content-length' in headers) && !('transfer-encoding' in headers))
+      headers['content-length'] = String(Buffer.byteLength(complete))
+    writeHead(res, response, headers)
+    res.end(req.method === 'HEAD' ? undefined : complete)
+    return
+  }
   const body = response.body
   if (!body || req.method === 'HEAD') {
     writeHead(res, response, headers)

@@ -17,7 +17,7 @@ export interface ImageType {
 }
 
 export interface ProcessedImage {
-  /** The bytes to store: a new temp file in the same spool folder, or the input unchanged. */
+  /** The bytes to store: a new spool file beside the input, or the input unchanged. */
   file: TempFile
   ext: string
   mime: string

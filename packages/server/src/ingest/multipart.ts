@@ -8,7 +8,7 @@ import {
   BodyWatch,
   readBody,
 } from '../shared/request-body.js'
-import type { Spool, TempFile } from './temp-file.js'
+import type { Spool, SpooledFile } from './temp-file.js'
 
 export interface SingleFileOptions {
   /** Accepted field names, in preference order (the configured one, then aliases). */
@@ -16,6 +16,8 @@ export interface SingleFileOptions {
   maxSize: number
   maxFields: number
   timeouts: BodyTimeouts
+  /** Checks the file's first bytes as they arrive (given its client-supplied name); a throw refuses. */
+  inspect?: (head: Buffer, filename: string) => Promise<unknown>
 }
 
 /**
@@ -28,7 +30,7 @@ export async function readSingleFile(
   request: Request,
   spool: Spool,
   o: SingleFileOptions,
-): Promise<TempFile> {
+): Promise<SpooledFile> {
   assertIdentityEncoding(request)
   const contentType = request.headers.get('content-type') ?? ''
   if (!/^multipart\/form-data;.*boundary=/i.test(contentType))
@@ -56,7 +58,7 @@ export async function readSingleFile(
 
   const watch = new BodyWatch(o.timeouts, request.signal)
   let failure: UeError | undefined
-  let spooling: Promise<TempFile> | undefined
+  let spooling: Promise<SpooledFile> | undefined
   let fileStream: BusboyFileStream | undefined
   const fail = (e: UeError) => {
     failure ??= e
@@ -76,7 +78,9 @@ export async function readSingleFile(
     // busboy truncates at limits.fileSize and keeps parsing, so the spool never sees more.
     stream.on('limit', () => fail(new UeError('UE_FILE_TOO_LARGE')))
     fileStream = stream
-    spooling = spool.write(stream, o.maxSize, filename ?? '')
+    const name = filename ?? ''
+    const { inspect } = o
+    spooling = spool.write(stream, o.maxSize, name, inspect && ((head) => inspect(head, name)))
     spooling.catch((e: unknown) => {
       fail(asUeError(e))
       parser.destroy(failure)

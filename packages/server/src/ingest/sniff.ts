@@ -1,5 +1,4 @@
-import { open } from 'node:fs/promises'
-import { fileTypeFromFile } from 'file-type'
+import { fileTypeFromBuffer } from 'file-type'
 import { UeError } from '../shared/errors.js'
 
 export interface ContentType {
@@ -69,17 +68,18 @@ const MARKUP_START =
   /^\s*<(!doctype html|html|head|script|iframe|h1|div|font|table|a|style|title|b|body|br|p|!--|\?xml|svg)[\s>/]/i
 
 /**
- * Decides the stored type from the bytes: the claimed extension must be allowed and the
- * magic bytes must agree with it; text types must be UTF-8 text that no browser reads as markup.
+ * Decides the stored type from the first bytes (a spool's `head`): the claimed extension must
+ * be allowed and the magic bytes must agree with it; text types must be UTF-8 text that no
+ * browser reads as markup.
  */
 export async function decideContentType(
-  path: string,
+  head: Uint8Array,
   claimedExt: string,
   allowFiles: readonly string[],
   o: { allowActiveContent: boolean },
 ): Promise<ContentType> {
   if (!claimedExt || !allowFiles.includes(claimedExt)) throw new UeError('UE_TYPE_NOT_ALLOWED')
-  const sniffed = await fileTypeFromFile(path)
+  const sniffed = await fileTypeFromBuffer(head)
   const kinds = BINARY_KINDS[claimedExt]
   if (sniffed) {
     if (!kinds?.includes(sniffed.ext)) throw new UeError('UE_CONTENT_MISMATCH')
@@ -87,8 +87,7 @@ export async function decideContentType(
   }
   const textMime = TEXT_TYPES[claimedExt]
   if (textMime) {
-    if (!(await looksLikePlainText(path, o.allowActiveContent)))
-      throw new UeError('UE_CONTENT_MISMATCH')
+    if (!looksLikePlainText(head, o.allowActiveContent)) throw new UeError('UE_CONTENT_MISMATCH')
     return { ext: claimedExt, mime: textMime }
   }
   if (o.allowActiveContent && !kinds) return { ext: claimedExt, mime: 'application/octet-stream' }
@@ -100,29 +99,22 @@ export async function decideContentType(
  * bytes match, or null. Only binary types qualify; text is never guessed.
  */
 export async function sniffAllowedExtension(
-  path: string,
+  head: Uint8Array,
   allowFiles: readonly string[],
 ): Promise<string | null> {
-  const sniffed = await fileTypeFromFile(path)
+  const sniffed = await fileTypeFromBuffer(head)
   if (!sniffed) return null
   return allowFiles.find((ext) => BINARY_KINDS[ext]?.includes(sniffed.ext)) ?? null
 }
 
-async function looksLikePlainText(path: string, allowMarkup: boolean): Promise<boolean> {
-  const handle = await open(path, 'r')
+function looksLikePlainText(head: Uint8Array, allowMarkup: boolean): boolean {
+  const bytes = head.subarray(0, 8192)
+  if (bytes.includes(0)) return false
+  let text: string
   try {
-    const head = Buffer.alloc(8192)
-    const { bytesRead } = await handle.read(head, 0, head.length, 0)
-    const bytes = head.subarray(0, bytesRead)
-    if (bytes.includes(0)) return false
-    let text: string
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: true })
-    } catch {
-      return false
-    }
-    return allowMarkup || !MARKUP_START.test(text.replace(/^\ufeff/, ''))
-  } finally {
-    await handle.close()
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: true })
+  } catch {
+    return false
   }
+  return allowMarkup || !MARKUP_START.test(text.replace(/^\ufeff/, ''))
 }

@@ -1,46 +1,74 @@
-import { createHash, randomUUID } from 'node:crypto'
-import { createReadStream, createWriteStream } from 'node:fs'
-import { mkdir, readdir, rm } from 'node:fs/promises'
+import { randomUUID } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
+import { readdir, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { UeError } from '../shared/errors.js'
 
-/** A spooled upload on local disk. `originalName` is client-supplied and only ever echoed. */
+/** A file in the temp spool. `originalName` is client-supplied and only ever echoed. */
 export interface TempFile {
   readonly path: string
   readonly size: number
-  readonly sha256: string
   readonly originalName: string
   dispose(): Promise<void>
 }
 
-/** A per-request spool folder, removed as a whole when the request ends. */
+/** A spooled upload, with its first bytes kept for sniffing (`HEAD_BYTES` of them at most). */
+export interface SpooledFile extends TempFile {
+  readonly head: Buffer
+}
+
+/**
+ * How many leading bytes are kept and handed to `inspect`: enough for every magic-byte
+ * signature we accept and for the text check.
+ */
+export const HEAD_BYTES = 64 * 1024
+
+/** Called once with the first bytes, before the rest is written; a throw ends the spool write. */
+export type HeadInspector = (head: Buffer) => Promise<unknown>
+
+/** The temp files of one request: each one is removed when the request ends. */
 export interface Spool {
-  readonly dir: string
-  write(source: Readable, maxSize: number, originalName: string): Promise<TempFile>
+  write(
+    source: Readable,
+    maxSize: number,
+    originalName: string,
+    inspect?: HeadInspector,
+  ): Promise<SpooledFile>
   dispose(): Promise<void>
 }
 
-export async function createSpool(tempRoot: string): Promise<Spool> {
-  // The owner's pid in the name lets a later start tell a dead process's leftovers from a live one's.
-  const dir = join(tempRoot, `req-${process.pid}-${randomUUID()}`)
-  await mkdir(dir, { recursive: true })
+/**
+ * Spool files are single files directly in `tempRoot` (no folder per request). The owner's pid
+ * in the name lets a later start tell a dead process's leftovers from a live one's.
+ */
+function newSpoolPath(tempRoot: string): string {
+  return join(tempRoot, `req-${process.pid}-${randomUUID()}`)
+}
+
+export function createSpool(tempRoot: string): Spool {
+  const paths: string[] = []
   let disposed = false
   return {
-    dir,
-    write: (source, maxSize, originalName) => spoolStream(dir, source, maxSize, originalName),
+    write(source, maxSize, originalName, inspect) {
+      if (disposed) return Promise.reject(new Error('spool already disposed'))
+      const path = newSpoolPath(tempRoot)
+      paths.push(path)
+      return spoolStream(path, source, maxSize, originalName, inspect)
+    },
     async dispose() {
       if (disposed) return
       disposed = true
-      await rm(dir, { recursive: true, force: true })
+      await Promise.all(paths.map((path) => rm(path, { force: true })))
     },
   }
 }
 
 /**
- * Removes the spool folders of processes that are gone (a crash or `kill -9` mid-upload), so
- * they do not pile up. Folders of live processes sharing the temp root are left alone.
+ * Removes the spool files (and the per-request folders of earlier versions) of processes that
+ * are gone (a crash or `kill -9` mid-upload), so they do not pile up. Those of live processes
+ * sharing the temp root are left alone.
  */
 export async function removeStaleSpools(tempRoot: string): Promise<number> {
   const names = await readdir(tempRoot).catch(() => [] as string[])
@@ -65,16 +93,26 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** Streams into a new file, hashing and counting; past `maxSize` it stops and deletes it. */
+/**
+ * Streams into a new file, counting; past `maxSize` it stops and deletes it. The first bytes are
+ * kept and inspected as they arrive, so a body the inspector refuses is not spooled any further.
+ */
 async function spoolStream(
-  dir: string,
+  path: string,
   source: Readable,
   maxSize: number,
   originalName: string,
-): Promise<TempFile> {
-  const path = join(dir, randomUUID())
-  const hash = createHash('sha256')
+  inspect: HeadInspector | undefined,
+): Promise<SpooledFile> {
   let size = 0
+  const headParts: Buffer[] = []
+  let head: Buffer | undefined
+  const keepHead = async () => {
+    head = Buffer.concat(headParts, Math.min(size, HEAD_BYTES))
+    headParts.length = 0
+    // Nothing to inspect in an empty file: the caller refuses it as empty, not as mistyped.
+    if (size > 0) await inspect?.(head)
+  }
   try {
     await pipeline(
       source,
@@ -82,9 +120,13 @@ async function spoolStream(
         for await (const chunk of chunks) {
           size += chunk.length
           if (size > maxSize) throw new UeError('UE_FILE_TOO_LARGE')
-          hash.update(chunk)
+          if (!head) {
+            headParts.push(chunk)
+            if (size >= HEAD_BYTES) await keepHead()
+          }
           yield chunk
         }
+        if (!head) await keepHead()
       },
       createWriteStream(path, { flags: 'wx' }),
     )
@@ -92,25 +134,20 @@ async function spoolStream(
     await rm(path, { force: true })
     throw e
   }
-  return tempFileAt(path, size, hash.digest('hex'), originalName)
+  return { ...tempFileAt(path, size, originalName), head: head ?? Buffer.alloc(0) }
 }
 
-/** A fresh path next to `file`, so derived bytes live (and are removed) with the request spool. */
+/** A fresh spool path next to `file` (same pid-named pattern, so a crash leaves nothing for good). */
 export function siblingPath(file: TempFile): string {
-  return join(dirname(file.path), randomUUID())
+  return newSpoolPath(dirname(file.path))
 }
 
 /** Describes bytes another writer (an image encoder) already put at `path` as a TempFile. */
 export async function describeFile(path: string, originalName: string): Promise<TempFile> {
-  const hash = createHash('sha256')
-  let size = 0
-  for await (const chunk of createReadStream(path)) {
-    size += (chunk as Buffer).length
-    hash.update(chunk as Buffer)
-  }
-  return tempFileAt(path, size, hash.digest('hex'), originalName)
+  const { size } = await stat(path)
+  return tempFileAt(path, size, originalName)
 }
 
-function tempFileAt(path: string, size: number, sha256: string, originalName: string): TempFile {
-  return { path, size, sha256, originalName, dispose: () => rm(path, { force: true }) }
+function tempFileAt(path: string, size: number, originalName: string): TempFile {
+  return { path, size, originalName, dispose: () => rm(path, { force: true }) }
 }

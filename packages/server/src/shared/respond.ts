@@ -1,3 +1,4 @@
+import { completeResponse } from './complete-body.js'
 import type { UeError } from './errors.js'
 import { type Locale, messageFor } from './messages.js'
 import { PROTOTYPE_KEYS } from './plain-object.js'
@@ -33,12 +34,12 @@ const BASE_HEADERS = {
 export function jsonResponse(value: unknown, status = 200, extra: HeadersInit = {}): Response {
   const headers = new Headers({ ...BASE_HEADERS, 'Content-Type': JSON_TYPE })
   for (const [k, v] of new Headers(extra)) headers.set(k, v)
-  return new Response(safeJson(value), { status, headers })
+  return completeResponse(safeJson(value), { status, headers })
 }
 
 /** `callback` must have passed `isValidCallback`. */
 export function jsonpResponse(callback: string, value: unknown): Response {
-  return new Response(jsonpText(callback, value), {
+  return completeResponse(jsonpText(callback, value), {
     status: 200,
     headers: { ...BASE_HEADERS, 'Content-Type': SCRIPT_TYPE },
   })
@@ -107,7 +108,7 @@ export function errorParts(error: UeError, o: ErrorResponseOptions = {}): ErrorP
 
 export function errorResponse(error: UeError, o: ErrorResponseOptions = {}): Response {
   const { body, ...init } = errorParts(error, o)
-  const response = new Response(body, init)
+  const response = completeResponse(body, init)
   refusals.set(response, error.code)
   return response
 }

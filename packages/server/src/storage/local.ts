@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { createReadStream } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { link, mkdir, open, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
@@ -21,50 +22,69 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
     return full
   }
 
+  async function put(key: StorageKey, body: Readable): Promise<void> {
+    const final = pathOf(key)
+    const part = `${final}.${randomBytes(8).toString('hex')}.part`
+    let fh: FileHandle
+    try {
+      await mkdir(path.dirname(final), { recursive: true })
+      fh = await open(part, 'wx')
+    } catch (cause) {
+      body.destroy()
+      throw new UeError('UE_STORAGE_FAILED', { cause })
+    }
+
+    // Writing through our own handle (not a pipeline into a WriteStream) guarantees the file
+    // is closed before we unlink it, so a failed write can never leave a `.part` behind.
+    let failed = false
+    let failure: unknown
+    try {
+      for await (const chunk of body) await writeAll(fh, chunk)
+    } catch (e) {
+      failed = true
+      failure = e
+    }
+    try {
+      await fh.close()
+    } catch (e) {
+      if (!failed) failure = e
+      failed = true
+    }
+    if (failed) {
+      await removeQuietly(part)
+      throw isUeError(failure) ? failure : new UeError('UE_STORAGE_FAILED', { cause: failure })
+    }
+
+    try {
+      // link() refuses to replace an existing file, which makes publishing atomic and exclusive.
+      await link(part, final)
+    } catch (cause) {
+      throw publishError(cause)
+    } finally {
+      await removeQuietly(part)
+    }
+  }
+
   return {
     kind: 'local',
+    put,
 
-    async put(key: StorageKey, body: Readable): Promise<void> {
+    /**
+     * The file is hard-linked into place: no byte is copied, and like `put` it never replaces an
+     * existing object. Across file systems (or where links are not supported) it is copied.
+     */
+    async putFile(key: StorageKey, file: string): Promise<void> {
       const final = pathOf(key)
-      const part = `${final}.${randomBytes(8).toString('hex')}.part`
-      let fh: FileHandle
       try {
-        await mkdir(path.dirname(final), { recursive: true })
-        fh = await open(part, 'wx')
+        // The folder usually exists already: it is made only when the link says it is missing.
+        await link(file, final).catch(async (cause: unknown) => {
+          if (errno(cause) !== 'ENOENT') throw cause
+          await mkdir(path.dirname(final), { recursive: true })
+          await link(file, final)
+        })
       } catch (cause) {
-        body.destroy()
-        throw new UeError('UE_STORAGE_FAILED', { cause })
-      }
-
-      // Writing through our own handle (not a pipeline into a WriteStream) guarantees the file
-      // is closed before we unlink it, so a failed write can never leave a `.part` behind.
-      let failed = false
-      let failure: unknown
-      try {
-        for await (const chunk of body) await writeAll(fh, chunk)
-      } catch (e) {
-        failed = true
-        failure = e
-      }
-      try {
-        await fh.close()
-      } catch (e) {
-        if (!failed) failure = e
-        failed = true
-      }
-      if (failed) {
-        await removeQuietly(part)
-        throw isUeError(failure) ? failure : new UeError('UE_STORAGE_FAILED', { cause: failure })
-      }
-
-      try {
-        // link() refuses to replace an existing file, which makes publishing atomic and exclusive.
-        await link(part, final)
-      } catch (cause) {
-        const detail = errno(cause) === 'EEXIST' ? 'exists' : undefined
-        throw new UeError('UE_STORAGE_FAILED', detail ? { detail, cause } : { cause })
-      } finally {
-        await removeQuietly(part)
+        if (!LINK_UNSUPPORTED.has(errno(cause) ?? '')) throw publishError(cause)
+        await put(key, createReadStream(file))
       }
     },
 
@@ -110,6 +130,14 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
       }
     },
   }
+}
+
+/** link() fails with these where the spool and the root are on different or link-less file systems. */
+const LINK_UNSUPPORTED = new Set(['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK'])
+
+function publishError(cause: unknown): UeError {
+  const detail = errno(cause) === 'EEXIST' ? 'exists' : undefined
+  return new UeError('UE_STORAGE_FAILED', detail ? { detail, cause } : { cause })
 }
 
 async function writeAll(fh: FileHandle, chunk: unknown): Promise<void> {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
@@ -33,6 +33,60 @@ describe('localDiskStorage', () => {
   })
   after(async () => {
     await rm(outer, { recursive: true, force: true })
+  })
+
+  test('putFile publishes a file by linking it, without a copy and without a .part file', async () => {
+    const storage = localDiskStorage({ root })
+    const source = path.join(outer, 'spooled-upload')
+    await writeFile(source, 'spooled bytes')
+    const key = 'file/20261124/linked.bin' as StorageKey
+    await storage.putFile?.(key, source, { size: 13, contentType: 'application/octet-stream' })
+    const stored = path.join(root, key)
+    assert.equal((await stat(stored)).ino, (await stat(source)).ino)
+    await rm(source)
+    assert.equal(await readFile(stored, 'utf8'), 'spooled bytes')
+    assert.deepEqual(
+      (await listAll(root)).filter((f) => f.endsWith('.part')),
+      [],
+    )
+  })
+
+  test('putFile never replaces an existing object', async () => {
+    const storage = localDiskStorage({ root })
+    const key = 'file/20261124/taken.bin' as StorageKey
+    const first = path.join(outer, 'first')
+    const second = path.join(outer, 'second')
+    await writeFile(first, 'first')
+    await writeFile(second, 'second')
+    const meta = { size: 5, contentType: 'application/octet-stream' }
+    await storage.putFile?.(key, first, meta)
+    await assert.rejects(
+      storage.putFile?.(key, second, meta) ?? Promise.resolve(),
+      (e: unknown) => {
+        return isUeError(e) && e.code === 'UE_STORAGE_FAILED' && e.detail === 'exists'
+      },
+    )
+    assert.equal(await readFile(path.join(root, key), 'utf8'), 'first')
+  })
+
+  test('putFile copies a file from another file system, where it cannot be linked', async () => {
+    // /dev/shm is a tmpfs on Linux: a different device from the temp folder's disk.
+    const elsewhere = await mkdtemp('/dev/shm/ue-local-')
+    try {
+      const source = path.join(elsewhere, 'spooled-upload')
+      await writeFile(source, 'from another device')
+      assert.notEqual((await stat(elsewhere)).dev, (await stat(outer)).dev)
+      const storage = localDiskStorage({ root })
+      const key = 'file/20261124/copied.bin' as StorageKey
+      await storage.putFile?.(key, source, { size: 19, contentType: 'application/octet-stream' })
+      assert.equal(await readFile(path.join(root, key), 'utf8'), 'from another device')
+      assert.deepEqual(
+        (await listAll(root)).filter((f) => f.endsWith('.part')),
+        [],
+      )
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true })
+    }
   })
 
   test('a failed write leaves no .part file and no object behind', async () => {

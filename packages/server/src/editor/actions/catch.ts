@@ -54,7 +54,7 @@ export async function handleCatch(ctx: ActionContext, rule: CatchRule): Promise<
     () => new UeError('UE_REMOTE_FAILED', { detail: 'request deadline' }),
     ctx.request.signal,
   )
-  const spool = await createSpool(config.uploads.tempDir)
+  const spool = createSpool(config.uploads.tempDir)
   try {
     const fetched = await mapBounded(sources.slice(0, maxSources), concurrency, (source) =>
       catchOne(ctx, rule, spool, source, limit.signal),
@@ -134,7 +134,7 @@ async function catchOne(
       onConnect: (c) => resolved.push(`${c.host}=${c.address}${c.allowed ? '' : '!'}`),
     })
     try {
-      const ext = await sniffRasterExtension(file.path, rule.allowFiles)
+      const ext = await sniffRasterExtension(file.head, rule.allowFiles)
       const entry = await storeTempFile(ctx.deps, file, rule, ext, ctx.actor)
       audit('stored', entry.key)
       return { state: 'SUCCESS', ...storedFields(config.publicUrl, entry), source }
@@ -176,9 +176,12 @@ function isLocalDomain(url: URL, localDomains: readonly string[]): boolean {
 }
 
 /** The stored extension comes from the bytes, never from the URL. */
-async function sniffRasterExtension(path: string, allowFiles: readonly string[]): Promise<string> {
+async function sniffRasterExtension(
+  head: Uint8Array,
+  allowFiles: readonly string[],
+): Promise<string> {
   const rasters = RASTER_TYPES.map(([ext]) => ext).filter((ext) => allowFiles.includes(ext))
-  const ext = await sniffAllowedExtension(path, rasters)
+  const ext = await sniffAllowedExtension(head, rasters)
   if (!ext) throw new UeError('UE_REMOTE_NOT_IMAGE')
   return ext
 }

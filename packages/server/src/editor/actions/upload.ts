@@ -4,18 +4,20 @@ import { createSpool } from '../../ingest/temp-file.js'
 import type { UploadRule } from '../action-table.js'
 import type { ActionContext } from '../deps.js'
 import { type UploadResult, uploadResult } from '../results.js'
-import { storeTempFile } from '../store.js'
+import { storeTempFile, vetHead } from '../store.js'
 
 /** image, snapscreen, video, audio and file: one streamed multipart file part. */
 export async function handleUpload(ctx: ActionContext, rule: UploadRule): Promise<UploadResult> {
   const { config } = ctx.deps
-  const spool = await createSpool(config.uploads.tempDir)
+  const spool = createSpool(config.uploads.tempDir)
   try {
     const file = await readSingleFile(ctx.request, spool, {
       fieldNames: rule.fieldNames,
       maxSize: rule.maxSize,
       maxFields: config.uploads.maxFields,
       timeouts: config.http,
+      // A type that cannot pass is refused on the first bytes, not after the whole body.
+      inspect: (head, name) => vetHead(ctx.deps, rule, head, claimedExtension(name)),
     })
     const entry = await storeTempFile(
       ctx.deps,

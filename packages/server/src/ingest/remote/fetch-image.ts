@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream'
 import { Agent, buildConnector, request } from 'undici'
 import { deadline } from '../../shared/deadline.js'
 import { isUeError, UeError } from '../../shared/errors.js'
-import type { Spool, TempFile } from '../temp-file.js'
+import type { Spool, SpooledFile } from '../temp-file.js'
 import {
   type AddressPolicy,
   bareHostname,
@@ -75,7 +75,7 @@ export interface RemoteFetcher {
    * GETs `url` into a spool file. Throws UE_REMOTE_FORBIDDEN (address policy),
    * UE_REMOTE_FAILED (anything else that went wrong on the way) or UE_FILE_TOO_LARGE.
    */
-  fetchImage(url: URL, o: FetchImageOptions): Promise<TempFile>
+  fetchImage(url: URL, o: FetchImageOptions): Promise<SpooledFile>
   /**
    * Whether the URL's host is listed in `catcher.allowHosts`: an operator's explicit choice,
    * which also overrides `catcherLocalDomain`.
@@ -98,7 +98,7 @@ export function createRemoteFetcher(o: RemoteFetcherOptions): RemoteFetcher {
   const dial = o.connect ?? undiciDialer(o)
   const agents = new Set<Agent>()
 
-  async function fetchImage(url: URL, f: FetchImageOptions): Promise<TempFile> {
+  async function fetchImage(url: URL, f: FetchImageOptions): Promise<SpooledFile> {
     const limit = deadline(
       o.timeoutMs,
       () => new UeError('UE_REMOTE_FAILED', { detail: 'source deadline' }),
@@ -125,7 +125,7 @@ export function createRemoteFetcher(o: RemoteFetcherOptions): RemoteFetcher {
     f: FetchImageOptions,
     signal: AbortSignal,
     agent: Agent,
-  ): Promise<TempFile> {
+  ): Promise<SpooledFile> {
     let current = url
     for (let hop = 0; ; hop++) {
       const response = await request(current, {
