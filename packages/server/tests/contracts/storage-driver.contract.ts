@@ -212,7 +212,10 @@ export function storageDriverContract(name: string, make: () => Promise<DriverFi
       for (const item of mine) {
         // S3 keeps modification times to the second.
         assert.ok(item.modifiedAt >= startedAt - 2000, `${item.key} modified at ${item.modifiedAt}`)
-        assert.ok(item.modifiedAt <= Date.now() + 2000, `${item.key} modified at ${item.modifiedAt}`)
+        assert.ok(
+          item.modifiedAt <= Date.now() + 2000,
+          `${item.key} modified at ${item.modifiedAt}`,
+        )
       }
     })
 
