@@ -1,4 +1,5 @@
 import { storageDriver } from '../server.js'
+import { isUeError } from '../shared/errors.js'
 import { type Action, type Mismatch, reconcile } from './reconcile.js'
 import { withStore } from './with-store.js'
 
@@ -63,6 +64,10 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
           (left > 0 && !fix ? 'Run with --fix to remove them.\n' : ''),
       )
       return left > 0 ? MISMATCHES_LEFT : 0
+    } catch (err) {
+      if (!isUeError(err)) throw err
+      process.stderr.write(`files reconcile could not finish (${err.code}): ${err.message}\n`)
+      return 1
     } finally {
       await storage.close?.()
     }
