@@ -22,6 +22,7 @@ import { withCors } from './http/cors.js'
 import { createMetricsEndpoint } from './http/metrics-endpoint.js'
 import { type NodeHandler, toNodeHandler } from './http/node.js'
 import { observe } from './http/observe.js'
+import { createReadiness, type ReadinessCheck } from './http/readiness.js'
 import { createFileServer } from './http/static.js'
 import { createStaticSite } from './http/static-site.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
@@ -30,14 +31,15 @@ import { createRemoteFetcher, type Dialer, type HostLookup } from './ingest/remo
 import { removeStaleSpools } from './ingest/temp-file.js'
 import { createMaterialsApi, seedOnFirstStart } from './materials/api.js'
 import { UeError } from './shared/errors.js'
+import { freeBytes } from './shared/free-space.js'
 import { createLogger, silentLogger } from './shared/log.js'
 import { messageFor } from './shared/messages.js'
 import { createMetrics } from './shared/metrics.js'
 import { setRequestInfo } from './shared/request-info.js'
 import { errorResponse, jsonResponse } from './shared/respond.js'
-import type { FetchHandler, Logger } from './shared/types.js'
+import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
-import { localDiskStorage } from './storage/local.js'
+import { localDiskStorage, removeStalePartFiles } from './storage/local.js'
 import { s3Storage } from './storage/s3.js'
 
 export interface UeditorOptions {
@@ -123,6 +125,10 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const images: ImageProcessor = metrics.timeImages(
     enabled ? await sharpProcessor(imageOptions) : passthroughProcessor,
   )
+  if (config.storage.driver === 'local') {
+    const parts = await removeStalePartFiles(config.storage.root)
+    if (parts > 0) log.info({ files: parts }, 'removed unfinished writes left by a stopped process')
+  }
   const storage = metrics.countFailures('storage', storageDriver(config.storage))
   const opened: MetadataStore = await openMetadataStore(config.index)
   const store: MetadataStore = {
@@ -191,10 +197,9 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       return entry ? { mime: entry.mime } : null
     },
   })
-  const health: FetchHandler = async () => {
-    await store.files.list({ categories: ['image'], start: 0, size: 0 })
-    return jsonResponse({ status: 'ok' })
-  }
+  // Liveness only: a database or bucket that is down must not get a live process restarted.
+  const health: FetchHandler = async () => jsonResponse({ status: 'ok' })
+  const ready = createReadiness(readinessChecks(config, store, storage))
 
   const { enabled: formulaOn, path: formulaPath, ...formulaOptions } = config.formula
   const formula = formulaOn
@@ -213,7 +218,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     if (assetMap.has(pathname)) return 'assets'
     if (pathname === editorPath || pathname === `${editorPath}/`) return 'editor'
     if (pathname.startsWith(filesPrefix)) return 'files'
-    if (pathname === '/healthz') return 'health'
+    if (pathname === '/healthz' || pathname === '/readyz') return 'health'
     if (pathname.startsWith(materialsPrefix)) return 'materials'
     return 'other'
   }
@@ -232,6 +237,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       if (pathname === editorPath || pathname === `${editorPath}/`) return await editor(request)
       if (pathname.startsWith(filesPrefix)) return await files(request)
       if (pathname === '/healthz') return await health(request)
+      if (pathname === '/readyz') return await ready(request)
       if (formula && (pathname === `${formulaPath}.svg` || pathname === `${formulaPath}.png`))
         return await formula(request)
       if (pathname.startsWith(materialsPrefix)) return await mountedMaterials(request)
@@ -282,6 +288,31 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     },
   }
 }
+
+/** What `/readyz` probes: the index, the storage, and free space where uploads are written. */
+function readinessChecks(
+  config: ServerConfig,
+  store: MetadataStore,
+  storage: StorageDriver,
+): ReadinessCheck[] {
+  const volumes = new Set([config.uploads.tempDir])
+  if (config.storage.driver === 'local') volumes.add(config.storage.root)
+  const floor = config.limits.minFreeBytes
+  return [
+    { name: 'database', probe: () => store.ping() },
+    // Any key will do: a missing object answers null; an unreachable store throws.
+    { name: 'storage', probe: async () => void (await storage.stat(READINESS_KEY)) },
+    {
+      name: 'disk',
+      async probe() {
+        for (const volume of volumes)
+          if ((await freeBytes(volume)) < Math.max(floor, 1)) throw new UeError('UE_STORAGE_FULL')
+      },
+    },
+  ]
+}
+
+const READINESS_KEY = 'readyz-probe' as StorageKey
 
 function aiRelay(config: ServerConfig, log: Logger): AiRelay | undefined {
   const { baseUrl, apiKey, model, models, timeoutMs, idleTimeoutMs, logPrompts } = config.ai

@@ -350,6 +350,8 @@ export const ServerConfigSchema = z.strictObject({
           .max(4096)
           .regex(/^postgres(ql)?:\/\/\S+$/i, 'must be a postgres:// or postgresql:// URL'),
         poolSize: z.number().int().min(1).max(1000).default(10),
+        connectTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
+        queryTimeoutMs: z.number().int().min(100).max(3_600_000).default(30_000),
       }),
     ])
     .prefault({ driver: 'sqlite' }),

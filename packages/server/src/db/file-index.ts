@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely'
 import { UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
+import { keyInByteOrder } from './byte-order.js'
 import { guarded, isUniqueViolation } from './errors.js'
 import type { DbSchema, FileRow } from './schema.js'
-import type { FileEntry, FileIndex, ListQuery, NewFileEntry } from './types.js'
+import type { FileEntry, FileIndex, IndexedKey, ListQuery, NewFileEntry } from './types.js'
 
 export function createFileIndex(db: Kysely<DbSchema>): FileIndex {
   return {
@@ -12,6 +13,7 @@ export function createFileIndex(db: Kysely<DbSchema>): FileIndex {
     get: (key) => guarded(() => get(db, key)),
     remove: (key) => guarded(() => remove(db, key)),
     usage: (owner) => guarded(() => usage(db, owner)),
+    keysAfter: (after, limit) => guarded(() => keysAfter(db, after, limit)),
   }
 }
 
@@ -88,6 +90,26 @@ async function usage(db: Kysely<DbSchema>, owner: string): Promise<number> {
     .select((eb) => eb.fn.sum<number | string | bigint | null>('size').as('bytes'))
     .executeTakeFirstOrThrow()
   return Number(bytes ?? 0)
+}
+
+async function keysAfter(
+  db: Kysely<DbSchema>,
+  after: StorageKey | null,
+  limit: number,
+): Promise<IndexedKey[]> {
+  const key = keyInByteOrder(db)
+  const rows = await db
+    .selectFrom('files')
+    .select(['key', 'size', 'createdAt'])
+    .$if(after !== null, (qb) => qb.where(key, '>', after as string))
+    .orderBy(key)
+    .limit(wholeNumber(limit))
+    .execute()
+  return rows.map((r) => ({
+    key: r.key,
+    size: Number(r.size ?? 0),
+    createdAt: Number(r.createdAt),
+  }))
 }
 
 // Drivers disagree on nulls and big integers (pg returns bigint columns as strings).

@@ -4,6 +4,7 @@ import {
   type Migration,
   type MigrationProvider,
   Migrator,
+  sql,
 } from 'kysely'
 import { UeError } from '../shared/errors.js'
 import { isPostgres } from './identity.js'
@@ -94,6 +95,16 @@ const MIGRATIONS: Record<string, Migration> = {
     async down(db: AnyDb) {
       await db.schema.dropIndex('files_owner_category_created_at_id_idx').execute()
       await db.schema.alterTable('files').dropColumn('owner').execute()
+    },
+  },
+  // Reconcile walks the keys in byte order; PostgreSQL's locale order needs an index of its own.
+  '0004_files_key_bytes': {
+    async up(db: AnyDb) {
+      if (isPostgres(db))
+        await sql`create index files_key_bytes_idx on files (key collate "C")`.execute(db)
+    },
+    async down(db: AnyDb) {
+      if (isPostgres(db)) await db.schema.dropIndex('files_key_bytes_idx').execute()
     },
   },
 }

@@ -1,8 +1,9 @@
 import { mkdir } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
-import { CamelCasePlugin, Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { CamelCasePlugin, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import type { Pool } from 'pg'
 import { UeError } from '../shared/errors.js'
+import { guarded } from './errors.js'
 import { createFileIndex } from './file-index.js'
 import { createMaterialRepository } from './material-repo.js'
 import { migrateToLatest } from './migrations.js'
@@ -32,6 +33,10 @@ export interface PostgresIndexConfig {
   url: string
   /** Connections this process keeps at most. */
   poolSize: number
+  /** Longest wait for a connection (a new one, or a free one of the pool). */
+  connectTimeoutMs?: number
+  /** Longest wait for a query's answer; the query then fails with UE_INDEX_FAILED. */
+  queryTimeoutMs?: number
 }
 
 /** One member per dialect; `driver` discriminates. */
@@ -96,7 +101,13 @@ async function openPostgres(cfg: PostgresIndexConfig): Promise<Kysely<DbSchema>>
   let pool: Pool | undefined
   try {
     const { default: pg } = await import('pg')
-    pool = new pg.Pool({ connectionString: cfg.url, max: cfg.poolSize })
+    // Bounded waits: a stopped or unreachable database fails requests fast instead of holding them.
+    pool = new pg.Pool({
+      connectionString: cfg.url,
+      max: cfg.poolSize,
+      connectionTimeoutMillis: cfg.connectTimeoutMs ?? 5_000,
+      query_timeout: cfg.queryTimeoutMs ?? 30_000,
+    })
     // An idle connection that breaks (server restart) is dropped by the pool and reported
     // through this event; without a listener it would crash the process. The next query fails
     // on its own, and that failure is what callers see.
@@ -145,6 +156,7 @@ function storeOver(db: Kysely<DbSchema>, dialect: MetadataStore['dialect']): Met
     dialect,
     files: createFileIndex(db),
     materials: createMaterialRepository(db),
+    ping: () => guarded(async () => void (await sql`select 1`.execute(db))),
     migrate: () => migrateToLatest(db),
     close: () => {
       closing ??= db.destroy()

@@ -34,6 +34,14 @@ export interface ListQuery {
   size: number
 }
 
+/** What reconcile needs of a row. */
+export interface IndexedKey {
+  key: StorageKey
+  size: number
+  /** Milliseconds since the epoch. */
+  createdAt: number
+}
+
 export interface FileIndex {
   add(entry: NewFileEntry): Promise<FileEntry>
   /** Newest first, stable: created_at desc, id desc. */
@@ -42,12 +50,20 @@ export interface FileIndex {
   remove(key: StorageKey): Promise<boolean>
   /** Bytes stored by one user, summed in the database (so it holds across nodes). */
   usage(owner: string): Promise<number>
+  /**
+   * Up to `limit` rows whose key comes after `after` (from the first when null), in ascending
+   * byte order of the key: the order storage drivers list in, so the two can be merged a page
+   * at a time.
+   */
+  keysAfter(after: StorageKey | null, limit: number): Promise<IndexedKey[]>
 }
 
 export interface MetadataStore {
   readonly dialect: 'sqlite' | 'postgres'
   readonly files: FileIndex
   readonly materials: MaterialRepository
+  /** One trivial query: resolves when the database answers, fails with UE_INDEX_FAILED if not. */
+  ping(): Promise<void>
   /** Returns the names of the migrations this call ran (empty when already up to date). */
   migrate(): Promise<string[]>
   close(): Promise<void>

@@ -1,7 +1,6 @@
-import { statfs } from 'node:fs/promises'
-import { dirname } from 'node:path'
 import { clientKey } from '../auth/client-key.js'
 import { UeError } from '../shared/errors.js'
+import { freeBytes } from '../shared/free-space.js'
 
 export { clientKey }
 
@@ -101,18 +100,5 @@ export function createUploadGate(
       }
       return release
     },
-  }
-}
-
-/** Free bytes for unprivileged writers on the volume holding `path` (or its nearest parent). */
-async function freeBytes(path: string): Promise<number> {
-  for (let dir = path; ; dir = dirname(dir)) {
-    try {
-      const s = await statfs(dir)
-      return s.bavail * s.bsize
-    } catch (e) {
-      const missing = (e as NodeJS.ErrnoException).code === 'ENOENT'
-      if (!missing || dirname(dir) === dir) return Number.POSITIVE_INFINITY
-    }
   }
 }

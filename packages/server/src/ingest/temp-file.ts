@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { UeError } from '../shared/errors.js'
+import { isProcessAlive } from '../shared/process-alive.js'
 
 /** A file in the temp spool. `originalName` is client-supplied and only ever echoed. */
 export interface TempFile {
@@ -77,20 +78,11 @@ export async function removeStaleSpools(tempRoot: string): Promise<number> {
     const match = /^req-(?:(\d+)-)?[0-9a-f-]{36}$/.exec(name)
     if (!match) continue
     const pid = match[1] === undefined ? undefined : Number(match[1])
-    if (pid !== undefined && (pid === process.pid || isAlive(pid))) continue
+    if (pid !== undefined && (pid === process.pid || isProcessAlive(pid))) continue
     await rm(join(tempRoot, name), { recursive: true, force: true })
     removed++
   }
   return removed
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 /**

@@ -35,6 +35,7 @@ export function bannerText(server: RunningServer, version: string): string {
   if (config.materials.enabled)
     out += row('materials (designer)', `${base}${routes.materials}/categories`)
   out += row('health', `${base}/healthz`)
+  out += row('ready', `${base}/readyz`)
   out += row('data folder', config.dataDir)
   out += row('index', index)
   out += row('uploads', files)

@@ -2,6 +2,7 @@
 import { isUeError } from '../shared/errors.js'
 import { bannerText } from './banner.js'
 import { runDoctor } from './doctor.js'
+import { runFilesCommand } from './files-cli.js'
 import { runMaterialsCommand } from './materials-cli.js'
 import { startServer } from './serve.js'
 import { usageText } from './usage.js'
@@ -18,6 +19,7 @@ async function main(argv: string[]): Promise<number> {
     return 0
   }
   if (command === 'materials') return runMaterialsCommand(argv.slice(1))
+  if (command === 'files') return runFilesCommand(argv.slice(1))
   if (command === 'doctor' && argv.length === 1) return runDoctor()
   if (command !== 'serve' || argv.length > 1) {
     const what = command === 'serve' ? `argument "${argv[1]}"` : `command "${command}"`

@@ -1,10 +1,9 @@
 import { readFile, rename, writeFile } from 'node:fs/promises'
-import { loadConfig } from '../config/load.js'
-import { openMetadataStore } from '../db/open.js'
 import type { MetadataStore } from '../db/types.js'
 import { parseJsonSafely } from '../materials/json-body.js'
 import { exportMaterials, importMaterials, type TransferCounts } from '../materials/transfer.js'
 import { isUeError } from '../shared/errors.js'
+import { withStore } from './with-store.js'
 
 /** The command lines, for the binary's own usage text. */
 export const MATERIALS_COMMANDS = `ueditor-server materials import <file.json>
@@ -75,17 +74,6 @@ async function runExport(store: MetadataStore, file: string | undefined): Promis
     `Exported ${doc.categories.length} categories and ${doc.materials.length} materials to ${file}\n`,
   )
   return 0
-}
-
-async function withStore(run: (store: MetadataStore) => Promise<number>): Promise<number> {
-  const config = loadConfig()
-  const store = await openMetadataStore(config.index)
-  try {
-    await store.migrate()
-    return await run(store)
-  } finally {
-    await store.close()
-  }
 }
 
 function counts(c: TransferCounts): string {

@@ -12,8 +12,17 @@ export interface StoredObject {
   size: number
 }
 
+/** One stored object as `list` reports it. */
+export interface ListedObject {
+  key: StorageKey
+  size: number
+  /** Milliseconds since the epoch. */
+  modifiedAt: number
+}
+
 /**
- * Bytes at rest. No URLs and no listing: listings come from the metadata index.
+ * Bytes at rest. No URLs; the editor's listings come from the metadata index, and `list` is
+ * for checking the index against the store (`ueditor-server files reconcile`).
  * Drivers do only I/O; keys were validated by `ingest/keys.ts` before they get here.
  */
 export interface StorageDriver {
@@ -32,5 +41,16 @@ export interface StorageDriver {
   stat(key: StorageKey): Promise<{ size: number } | null>
   /** Idempotent. */
   delete(key: StorageKey): Promise<void>
+  /**
+   * Every stored object, streamed in ascending order of the key's bytes (the order S3 lists
+   * in), so a caller can merge it with another sorted list without holding either in memory.
+   * Unfinished writes are never listed. The keys are as found in the store: not validated.
+   */
+  list(): AsyncIterable<ListedObject>
   close?(): Promise<void>
+}
+
+/** Ascending byte order of the UTF-8 keys: the order of `list` and of S3's own listings. */
+export function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b))
 }

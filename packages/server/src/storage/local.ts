@@ -1,17 +1,26 @@
 import { randomBytes } from 'node:crypto'
+import type { Dirent } from 'node:fs'
 import { createReadStream } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
-import { link, mkdir, open, stat, unlink } from 'node:fs/promises'
+import { link, lstat, mkdir, open, readdir, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { isUeError, UeError } from '../shared/errors.js'
+import { isProcessAlive } from '../shared/process-alive.js'
 import type { StorageKey } from '../shared/types.js'
 import { checkedKey, checkRange } from './checks.js'
-import type { StorageDriver, StoredObject } from './driver.js'
+import { compareKeys, type ListedObject, type StorageDriver, type StoredObject } from './driver.js'
+
+/**
+ * Unfinished writes live in this folder under the root. No key can name it (a key segment never
+ * starts with a dot), so a partial file is never served, listed or mistaken for an object.
+ */
+export const INCOMING_DIR = '.incoming'
 
 /** Stores each object as a file under `root`; the key is the path relative to it. */
 export function localDiskStorage(o: { root: string }): StorageDriver {
   const root = path.resolve(o.root)
+  const incoming = path.join(root, INCOMING_DIR)
 
   function pathOf(key: StorageKey): string {
     const full = path.resolve(root, checkedKey(key))
@@ -24,10 +33,12 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
 
   async function put(key: StorageKey, body: Readable): Promise<void> {
     const final = pathOf(key)
-    const part = `${final}.${randomBytes(8).toString('hex')}.part`
+    // The writer's pid in the name lets the next start remove what a killed process left.
+    const part = path.join(incoming, `${process.pid}-${randomBytes(8).toString('hex')}.part`)
     let fh: FileHandle
     try {
       await mkdir(path.dirname(final), { recursive: true })
+      await mkdir(incoming, { recursive: true })
       fh = await open(part, 'wx')
     } catch (cause) {
       body.destroy()
@@ -129,6 +140,8 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
         throw new UeError('UE_STORAGE_FAILED', { cause })
       }
     },
+
+    list: () => listFiles(root, ''),
   }
 }
 
@@ -138,6 +151,57 @@ const LINK_UNSUPPORTED = new Set(['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EM
 function publishError(cause: unknown): UeError {
   const detail = errno(cause) === 'EEXIST' ? 'exists' : undefined
   return new UeError('UE_STORAGE_FAILED', detail ? { detail, cause } : { cause })
+}
+
+/**
+ * Removes the unfinished writes of processes that are gone (a crash or `kill -9` mid-write);
+ * those of live processes sharing the root are left alone. Returns how many it removed.
+ */
+export async function removeStalePartFiles(root: string): Promise<number> {
+  const dir = path.join(path.resolve(root), INCOMING_DIR)
+  const names = await readdir(dir).catch(() => [] as string[])
+  let removed = 0
+  for (const name of names) {
+    const pid = /^(\d+)-[0-9a-f]{16}\.part$/.exec(name)?.[1]
+    if (pid === undefined || Number(pid) === process.pid || isProcessAlive(Number(pid))) continue
+    await removeQuietly(path.join(dir, name))
+    removed++
+  }
+  return removed
+}
+
+/**
+ * Depth first, one folder in memory at a time. A folder sorts as its name plus '/', which makes
+ * the walk yield keys in ascending byte order, as S3 lists them ('a-b' before 'a/b').
+ * Names starting with a dot (the incoming folder) and anything but plain files are skipped.
+ */
+async function* listFiles(root: string, prefix: string): AsyncGenerator<ListedObject> {
+  let entries: Dirent[]
+  try {
+    entries = await readdir(path.join(root, prefix), { withFileTypes: true })
+  } catch (cause) {
+    // No root yet, or a folder removed since its parent was read.
+    if (isMissing(cause)) return
+    throw new UeError('UE_STORAGE_FAILED', { cause })
+  }
+  const named = entries
+    .filter((e) => !e.name.startsWith('.') && (e.isFile() || e.isDirectory()))
+    .map((e) => ({ name: e.isDirectory() ? `${e.name}/` : e.name, entry: e }))
+    .sort((a, b) => compareKeys(a.name, b.name))
+  for (const { name, entry } of named) {
+    if (entry.isDirectory()) {
+      yield* listFiles(root, `${prefix}${name}`)
+      continue
+    }
+    const key = `${prefix}${name}`
+    try {
+      const st = await lstat(path.join(root, key))
+      if (st.isFile()) yield { key: key as StorageKey, size: st.size, modifiedAt: st.mtimeMs }
+    } catch (cause) {
+      // Deleted since the folder was read: it is simply no longer there.
+      if (!isMissing(cause)) throw new UeError('UE_STORAGE_FAILED', { cause })
+    }
+  }
 }
 
 async function writeAll(fh: FileHandle, chunk: unknown): Promise<void> {

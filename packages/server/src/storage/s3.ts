@@ -1,9 +1,13 @@
 import { type Readable, Transform, type TransformCallback } from 'node:stream'
-import type { GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3'
+import type {
+  GetObjectCommandOutput,
+  ListObjectsV2CommandOutput,
+  S3Client,
+} from '@aws-sdk/client-s3'
 import { isUeError, UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
 import { checkedKey, checkRange } from './checks.js'
-import type { PutMeta, StorageDriver, StoredObject } from './driver.js'
+import type { ListedObject, PutMeta, StorageDriver, StoredObject } from './driver.js'
 
 export interface S3StorageOptions {
   bucket: string
@@ -21,6 +25,14 @@ export interface S3StorageOptions {
 type SdkModule = typeof import('@aws-sdk/client-s3')
 
 const QUIET = { trace() {}, debug() {}, info() {}, warn() {}, error() {} }
+
+/**
+ * An endpoint that is down or stalls fails a request within seconds instead of holding the
+ * upload: 5 s to connect, 30 s without a byte on an open socket, at most 3 attempts in all.
+ */
+const CONNECT_TIMEOUT_MS = 5_000
+const SOCKET_IDLE_TIMEOUT_MS = 30_000
+const MAX_ATTEMPTS = 3
 
 /**
  * Stores objects in an S3 bucket. `put` uses a conditional write (`If-None-Match: *`), so the
@@ -45,6 +57,11 @@ export function s3Storage(o: S3StorageOptions): StorageDriver {
         responseChecksumValidation: 'WHEN_REQUIRED',
         // Failures reach the caller as UeErrors; the SDK's console warnings would only duplicate them.
         logger: QUIET,
+        maxAttempts: MAX_ATTEMPTS,
+        requestHandler: {
+          connectionTimeout: CONNECT_TIMEOUT_MS,
+          requestTimeout: SOCKET_IDLE_TIMEOUT_MS,
+        },
         ...(o.endpoint ? { endpoint: o.endpoint } : {}),
         ...(o.credentials ? { credentials: { ...o.credentials } } : {}),
       }),
@@ -166,6 +183,34 @@ export function s3Storage(o: S3StorageOptions): StorageDriver {
         if (isMissing(cause)) return
         throw new UeError('UE_STORAGE_FAILED', { cause })
       }
+    },
+
+    async *list(): AsyncGenerator<ListedObject> {
+      const { sdk, client } = await connect()
+      let token: string | undefined
+      do {
+        let page: ListObjectsV2CommandOutput
+        try {
+          page = await client.send(
+            new sdk.ListObjectsV2Command({
+              Bucket: o.bucket,
+              ...(prefix ? { Prefix: prefix } : {}),
+              ...(token ? { ContinuationToken: token } : {}),
+            }),
+          )
+        } catch (cause) {
+          throw new UeError('UE_STORAGE_FAILED', { cause })
+        }
+        for (const item of page.Contents ?? []) {
+          if (item.Key === undefined) continue
+          yield {
+            key: item.Key.slice(prefix.length) as StorageKey,
+            size: item.Size ?? 0,
+            modifiedAt: item.LastModified?.getTime() ?? 0,
+          }
+        }
+        token = page.IsTruncated ? page.NextContinuationToken : undefined
+      } while (token)
     },
 
     async close(): Promise<void> {

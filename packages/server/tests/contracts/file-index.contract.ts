@@ -220,6 +220,35 @@ export function fileIndexContract(name: string, open: () => Promise<MetadataStor
       assert.equal(await store.files.usage('alice'), 100)
     })
 
+    test('pages every key in ascending byte order, whatever the database locale', async (t) => {
+      const store = await fresh(t)
+      // Locale collations put 'a-b' after 'a/b' and 'B' after 'a'; byte order does neither.
+      const names = ['a/b.png', 'a-b.png', 'B.png', 'a.png', 'ab.png', 'a/c/d.png', 'Z9.png']
+      for (const [i, name] of names.entries())
+        await store.files.add(entry({ key: name as StorageKey, size: i, createdAt: 1000 + i }))
+      const seen: { key: string; size: number; createdAt: number }[] = []
+      let after: StorageKey | null = null
+      for (;;) {
+        const page = await store.files.keysAfter(after, 2)
+        assert.ok(page.length <= 2)
+        if (page.length === 0) break
+        seen.push(...page)
+        after = page[page.length - 1]?.key ?? null
+      }
+      const expected = [...names].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+      assert.deepEqual(
+        seen.map((r) => r.key),
+        expected,
+      )
+      const first = seen.find((r) => r.key === 'a/b.png')
+      assert.deepEqual(first, { key: 'a/b.png', size: 0, createdAt: 1000 })
+    })
+
+    test('answers ping while the database is open', async (t) => {
+      const store = await fresh(t)
+      await store.ping()
+    })
+
     test('closes twice without error', async () => {
       const store = await open()
       await store.migrate()

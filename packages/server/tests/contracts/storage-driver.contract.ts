@@ -5,7 +5,7 @@ import { buffer } from 'node:stream/consumers'
 import { after, before, describe, test } from 'node:test'
 import { isUeError } from '../../src/shared/errors.js'
 import type { StorageKey } from '../../src/shared/types.js'
-import type { PutMeta, StorageDriver } from '../../src/storage/driver.js'
+import { compareKeys, type PutMeta, type StorageDriver } from '../../src/storage/driver.js'
 
 export interface DriverFixture {
   driver: StorageDriver
@@ -185,6 +185,64 @@ export function storageDriverContract(name: string, make: () => Promise<DriverFi
       assert.equal(await driver().stat(b), null)
       assert.notEqual(await driver().stat(a), null)
       assert.notEqual(await driver().stat(c), null)
+    })
+
+    test('list yields every object once, in ascending byte order of the key, with size and modification time', async () => {
+      const folder = `list${randomBytes(6).toString('hex')}`
+      // '-' sorts before '/', and upper case before lower case: a naive folder walk gets these wrong.
+      const names = ['a/b.txt', 'a-b.txt', 'a.txt', 'B.txt', 'a/c/d.txt', 'ab.txt']
+      const startedAt = Date.now()
+      for (const [i, name] of names.entries()) {
+        const bytes = Buffer.alloc(i + 1, 'x')
+        await driver().put(`${folder}/${name}` as StorageKey, Readable.from([bytes]), meta(bytes))
+      }
+      const listed: { key: string; size: number; modifiedAt: number }[] = []
+      for await (const item of driver().list()) listed.push(item)
+
+      const allKeys = listed.map((item) => item.key)
+      assert.deepEqual(allKeys, [...allKeys].sort(compareKeys), 'the whole listing is sorted')
+      assert.equal(new Set(allKeys).size, allKeys.length, 'no key is listed twice')
+      const mine = listed.filter((item) => item.key.startsWith(`${folder}/`))
+      const expected = names.map((name, i) => ({ key: `${folder}/${name}`, size: i + 1 }))
+      expected.sort((a, b) => compareKeys(a.key, b.key))
+      assert.deepEqual(
+        mine.map(({ key, size }) => ({ key, size })),
+        expected,
+      )
+      for (const item of mine) {
+        // S3 keeps modification times to the second.
+        assert.ok(item.modifiedAt >= startedAt - 2000, `${item.key} modified at ${item.modifiedAt}`)
+        assert.ok(
+          item.modifiedAt <= Date.now() + 2000,
+          `${item.key} modified at ${item.modifiedAt}`,
+        )
+      }
+    })
+
+    test('list leaves out deleted objects and writes that have not finished', async () => {
+      const folder = `list${randomBytes(6).toString('hex')}`
+      const kept = `${folder}/kept.bin` as StorageKey
+      const deleted = `${folder}/deleted.bin` as StorageKey
+      const unfinished = `${folder}/unfinished.bin` as StorageKey
+      for (const key of [kept, deleted]) {
+        await driver().put(key, Readable.from([Buffer.from('bytes')]), meta(Buffer.from('bytes')))
+      }
+      await driver().delete(deleted)
+      // A body that sends half of what it announced and then waits, like a slow client.
+      const stalled = new Readable({ read() {} })
+      stalled.push(Buffer.alloc(1000, 'y'))
+      const writing = driver()
+        .put(unfinished, stalled, { size: 2000, contentType: 'application/octet-stream' })
+        .catch((e: unknown) => e)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+
+      const keys: string[] = []
+      for await (const item of driver().list()) if (item.key.startsWith(folder)) keys.push(item.key)
+      assert.deepEqual(keys, [kept])
+
+      stalled.destroy(new Error('client went away'))
+      assert.ok((await writing) instanceof Error, 'the unfinished write failed')
+      assert.equal(await driver().stat(unfinished), null)
     })
   })
 }

@@ -29,7 +29,12 @@ if ('unavailable' in lane) {
       const url = await cluster.createDatabase()
       const first = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
       assert.equal(first.dialect, 'postgres')
-      assert.deepEqual(await first.migrate(), ['0001_files', '0002_materials', '0003_file_owner'])
+      assert.deepEqual(await first.migrate(), [
+        '0001_files',
+        '0002_materials',
+        '0003_file_owner',
+        '0004_files_key_bytes',
+      ])
       const added = await first.files.add({
         key: '2025/01/02/kept.png' as never,
         category: 'image',
@@ -70,7 +75,13 @@ if ('unavailable' in lane) {
         index: { driver: 'postgres', url },
         materials: { adminTokens: [ADMIN_TOKEN] },
       })
-      assert.deepEqual(srv.ue.config.index, { driver: 'postgres', url, poolSize: 10 })
+      assert.deepEqual(srv.ue.config.index, {
+        driver: 'postgres',
+        url,
+        poolSize: 10,
+        connectTimeoutMs: 5000,
+        queryTimeoutMs: 30000,
+      })
 
       const form = new FormData()
       form.append('upfile', blob(png()), 'photo.png')

@@ -19,6 +19,10 @@ export interface PostgresCluster {
   createDatabase(): Promise<string>
   /** URL of a database with another password, which the cluster refuses. */
   wrongPasswordUrl(): string
+  /** Shuts the server down (open connections end), keeping its data; `resume` starts it again. */
+  pause(): Promise<void>
+  /** Starts the paused server again on the same port. */
+  resume(): Promise<void>
   /** Stops the cluster and removes its folder; safe to call twice. */
   stop(): Promise<void>
 }
@@ -135,18 +139,20 @@ async function startCluster(bin: string, owner: Owner | null): Promise<PostgresC
       ...['--auth-host=scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C'],
       '--no-sync',
     ])
-    const port = await startOnFreePort((p) =>
+    const startOn = (p: number) =>
       as('pg_ctl', [
         ...['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o'],
         // Loopback only, sockets inside the temp folder; durability is not needed here.
         `-c listen_addresses=127.0.0.1 -p ${p} -k ${sockets} -c fsync=off ` +
           '-c synchronous_commit=off -c full_page_writes=off',
         'start',
-      ]),
-    )
+      ])
+    const port = await startOnFreePort(startOn)
     const urlOf = (db: string, pass = password) =>
       `postgres://postgres:${pass}@127.0.0.1:${port}/${db}`
     admin = new pg.Client({ connectionString: urlOf('postgres') })
+    // pause() ends this connection too; createDatabase is for before that.
+    admin.on('error', () => {})
     await admin.connect()
     const client = admin
     let n = 0
@@ -158,6 +164,12 @@ async function startCluster(bin: string, owner: Owner | null): Promise<PostgresC
         return urlOf(name)
       },
       wrongPasswordUrl: () => urlOf('postgres', `not-${password}`),
+      async pause() {
+        await as('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop'])
+      },
+      async resume() {
+        await startOn(port)
+      },
       stop,
     }
   } catch (e) {

@@ -22,9 +22,24 @@ interface KoaContext {
   get(header: string): string
 }
 type Middleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>
+interface ListOptions {
+  delimiter?: string
+  startAfter?: string
+  prefix?: string
+  maxKeys?: number
+}
+interface ListResult {
+  objects: { key: string }[]
+  commonPrefixes: string[]
+  isTruncated: boolean
+}
+interface S3rverStore {
+  existsObject(bucket: string, key: string): Promise<boolean>
+  listObjects(bucket: string, options: ListOptions): Promise<ListResult>
+}
 interface S3rverApp {
   middleware: Middleware[]
-  store: { existsObject(bucket: string, key: string): Promise<boolean> }
+  store: S3rverStore
   run(): Promise<AddressInfo>
   httpServer: Server
   close(): Promise<void>
@@ -39,27 +54,31 @@ export interface RunningS3rver {
   client: S3Client
   /** Creates a bucket with a fresh name and returns the name. */
   createBucket(): Promise<string>
+  /** Stops answering (connections refused), keeping what is stored. */
+  stop(): Promise<void>
+  /** Starts again on the same port with the same objects. */
+  restart(): Promise<void>
   close(): Promise<void>
 }
 
 /**
- * s3rver on 127.0.0.1:0 with a temp folder. s3rver 3.7 lacks two behaviours of AWS S3 that our
+ * s3rver on 127.0.0.1:0 with a temp folder. s3rver 3.7 lacks three behaviours of AWS S3 that our
  * driver relies on, so a middleware in front of it supplies them (documented AWS semantics):
- * a PUT is all or nothing (an aborted or short body stores nothing), and `If-None-Match: *`
- * on PUT answers 412 when the key exists, with same-key PUTs serialised so exactly one wins.
+ * a PUT is all or nothing (an aborted or short body stores nothing), `If-None-Match: *`
+ * on PUT answers 412 when the key exists, with same-key PUTs serialised so exactly one wins,
+ * and listings come in UTF-8 binary order of the keys (s3rver walks its folders unsorted).
  */
 export async function startS3rver(): Promise<RunningS3rver> {
   const directory = await mkdtemp(join(tmpdir(), 'ue-s3rver-'))
-  const S3rver = createRequire(import.meta.url)('s3rver') as S3rverCtor
-  const app = new S3rver({
-    address: '127.0.0.1',
-    port: 0,
-    silent: true,
-    directory,
-    vhostBuckets: false,
-  })
-  app.middleware.unshift(awsPutSemantics(app))
-  const { port } = await app.run()
+  let app = await runS3rver(directory, 0)
+  const { port } = app.httpServer.address() as AddressInfo
+  let stopped = false
+  const stop = async () => {
+    if (stopped) return
+    stopped = true
+    app.httpServer.closeAllConnections()
+    await app.close()
+  }
   const endpoint = `http://127.0.0.1:${port}`
   const client = new S3Client({
     endpoint,
@@ -77,12 +96,51 @@ export async function startS3rver(): Promise<RunningS3rver> {
       await client.send(new CreateBucketCommand({ Bucket: name }))
       return name
     },
+    stop,
+    async restart() {
+      await stop()
+      app = await runS3rver(directory, port)
+      stopped = false
+    },
     async close() {
       client.destroy()
-      app.httpServer.closeAllConnections()
-      await app.close()
+      await stop()
       await rm(directory, { recursive: true, force: true })
     },
+  }
+}
+
+async function runS3rver(directory: string, port: number): Promise<S3rverApp> {
+  const S3rver = createRequire(import.meta.url)('s3rver') as S3rverCtor
+  const app = new S3rver({
+    address: '127.0.0.1',
+    port,
+    silent: true,
+    directory,
+    vhostBuckets: false,
+  })
+  app.middleware.unshift(awsPutSemantics(app))
+  sortedListings(app.store)
+  await app.run()
+  return app
+}
+
+/** Lists everything, then sorts by bytes and pages by `startAfter` as S3 does. */
+function sortedListings(store: S3rverStore): void {
+  const unsorted = store.listObjects.bind(store)
+  store.listObjects = async (bucket, options) => {
+    if (options.delimiter) return unsorted(bucket, options)
+    const all = await unsorted(bucket, { ...options, startAfter: '', maxKeys: Infinity })
+    const after = Buffer.from(options.startAfter ?? '')
+    const objects = all.objects
+      .filter((o) => Buffer.compare(Buffer.from(o.key), after) > 0)
+      .sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)))
+    const maxKeys = options.maxKeys ?? Infinity
+    return {
+      objects: objects.slice(0, maxKeys),
+      commonPrefixes: all.commonPrefixes,
+      isTruncated: objects.length > maxKeys,
+    }
   }
 }
 

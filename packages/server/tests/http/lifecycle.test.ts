@@ -12,11 +12,39 @@ import { startTestServer } from '../helpers/start-server.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 
-test('healthz answers ok while the index is reachable', async (t) => {
+test('healthz answers ok while the process runs', async (t) => {
   const srv = await startTestServer(t)
   const res = await fetch(`${srv.url}/healthz`)
   assert.equal(res.status, 200)
   assert.deepEqual(await res.json(), { status: 'ok' })
+})
+
+test('readyz answers ready with a small JSON body when the index, storage and disk work', async (t) => {
+  const srv = await startTestServer(t)
+  const res = await fetch(`${srv.url}/readyz`)
+  assert.equal(res.status, 200)
+  assert.equal(res.headers.get('cache-control'), 'no-store')
+  assert.deepEqual(await res.json(), { status: 'ready' })
+})
+
+test('readyz names the disk when free space is below the floor, and nothing else leaves the server', async (t) => {
+  const srv = await startTestServer(t, { limits: { minFreeBytes: Number.MAX_SAFE_INTEGER } })
+  const res = await fetch(`${srv.url}/readyz`)
+  assert.equal(res.status, 503)
+  const text = await res.text()
+  assert.deepEqual(JSON.parse(text), { status: 'not ready', failed: ['disk'] })
+  assert.ok(!text.includes(srv.dataDir), 'no path in the answer')
+})
+
+test('many concurrent readyz requests share one round of probes', async (t) => {
+  const srv = await startTestServer(t)
+  const answers = await Promise.all(
+    Array.from({ length: 50 }, () => fetch(`${srv.url}/readyz`).then((r) => r.status)),
+  )
+  assert.deepEqual(new Set(answers), new Set([200]))
+  const scrape = await (await fetch(`${srv.url}/metrics`)).text()
+  // Probes go through the counted drivers; a failing round would show as dependency errors.
+  assert.doesNotMatch(scrape, /ueditor_dependency_errors_total\{[^}]*\} [1-9]/)
 })
 
 test('an unknown path answers a JSON 404', async (t) => {

@@ -158,7 +158,7 @@ test('UEDITOR_STATIC_DIR sets the folder, resolved against the working directory
   assert.deepEqual(loadConfig({ env: {} }).site, { index: 'index.html' })
 })
 
-test('the banner names the page, the endpoint, /healthz and the data folder', async (t) => {
+test('the banner names the page, the endpoint, /healthz, /readyz and the data folder', async (t) => {
   const { site } = await siteFixture(t)
   const srv = await startTestServer(t, { site: { dir: site } })
   const text = bannerText(srv, '9.9.9')
@@ -167,6 +167,7 @@ test('the banner names the page, the endpoint, /healthz and the data folder', as
   assert.ok(lines.includes(`  page:                        ${srv.url}/ (from ${site})`), text)
   assert.ok(lines.includes(`  editor endpoint (serverUrl): ${srv.url}/ueditor`), text)
   assert.ok(lines.includes(`  health:                      ${srv.url}/healthz`), text)
+  assert.ok(lines.includes(`  ready:                       ${srv.url}/readyz`), text)
   assert.ok(lines.includes(`  data folder:                 ${srv.dataDir}`), text)
   assert.doesNotMatch(text, /warning/)
 })

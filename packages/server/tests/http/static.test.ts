@@ -56,6 +56,7 @@ describe('createFileServer', () => {
         return local.stat(key)
       },
       delete: local.delete,
+      list: local.list,
     }
   })
   after(async () => {

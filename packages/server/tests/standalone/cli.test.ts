@@ -30,10 +30,25 @@ test('ueditor-server --version prints the package version', async () => {
 test('ueditor-server --help lists the commands and every environment variable', async () => {
   const out = await runCli(['--help'])
   assert.equal(out.code, 0)
-  for (const command of ['serve', 'doctor', 'materials import', 'materials export', '--version'])
-    assert.ok(out.stdout.includes(command), command)
+  const commands = [
+    'serve',
+    'doctor',
+    'materials import',
+    'materials export',
+    'files reconcile [--fix] [--grace <duration>]',
+    '--version',
+  ]
+  for (const command of commands) assert.ok(out.stdout.includes(command), command)
   for (const v of [...ENV_VARS.map((e) => e.name), 'UEDITOR_CONFIG'])
     assert.match(out.stdout, new RegExp(`^  ${v} `, 'm'), v)
+})
+
+test('files reconcile with a wrong argument or grace exits 2 with its usage and touches nothing', async () => {
+  for (const args of [['files'], ['files', 'check'], ['files', 'reconcile', '--grace', '5x']]) {
+    const out = await runCli(args, { UEDITOR_DATA_DIR: '/nonexistent/ue-data' })
+    assert.equal(out.code, 2, args.join(' '))
+    assert.match(out.stderr, /Usage: ueditor-server files reconcile/)
+  }
 })
 
 test('an unknown command or argument exits 2 with the usage', async () => {

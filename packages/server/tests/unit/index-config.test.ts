@@ -18,7 +18,13 @@ function failure(fn: () => unknown): string {
 describe('metadata index configuration', () => {
   test('UEDITOR_DATABASE_URL alone selects the postgres driver with a pool of 10', () => {
     const cfg = loadConfig({ env: { UEDITOR_DATABASE_URL: URL_WITH_SECRET }, cwd: '/srv/app' })
-    assert.deepEqual(cfg.index, { driver: 'postgres', url: URL_WITH_SECRET, poolSize: 10 })
+    assert.deepEqual(cfg.index, {
+      driver: 'postgres',
+      url: URL_WITH_SECRET,
+      poolSize: 10,
+      connectTimeoutMs: 5000,
+      queryTimeoutMs: 30000,
+    })
   })
 
   test('UEDITOR_DATABASE_POOL_SIZE sets the pool and the config file can choose postgres too', () => {
@@ -29,12 +35,22 @@ describe('metadata index configuration', () => {
       driver: 'postgres',
       url: 'postgres://db/ueditor',
       poolSize: 25,
+      connectTimeoutMs: 5000,
+      queryTimeoutMs: 30000,
     })
     const fromCode = loadConfig({
       env: {},
-      overrides: { index: { driver: 'postgres', url: 'postgres://db/x', poolSize: 3 } },
+      overrides: {
+        index: { driver: 'postgres', url: 'postgres://db/x', poolSize: 3, queryTimeoutMs: 2000 },
+      },
     })
-    assert.deepEqual(fromCode.index, { driver: 'postgres', url: 'postgres://db/x', poolSize: 3 })
+    assert.deepEqual(fromCode.index, {
+      driver: 'postgres',
+      url: 'postgres://db/x',
+      poolSize: 3,
+      connectTimeoutMs: 5000,
+      queryTimeoutMs: 2000,
+    })
   })
 
   test('without a URL the index stays a SQLite file under the data folder', () => {

@@ -1,0 +1,15 @@
+import { statfs } from 'node:fs/promises'
+import { dirname } from 'node:path'
+
+/** Free bytes for unprivileged writers on the volume holding `path` (or its nearest parent). */
+export async function freeBytes(path: string): Promise<number> {
+  for (let dir = path; ; dir = dirname(dir)) {
+    try {
+      const s = await statfs(dir)
+      return s.bavail * s.bsize
+    } catch (e) {
+      const missing = (e as NodeJS.ErrnoException).code === 'ENOENT'
+      if (!missing || dirname(dir) === dir) return Number.POSITIVE_INFINITY
+    }
+  }
+}
