@@ -1,3 +1,4 @@
+import { jsonResponse } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
 
 /** A part the server needs to serve; `probe` resolves when it works and rejects when not. */
@@ -63,10 +64,7 @@ export function createReadiness(
     }
     const failed = await round
     const body = failed.length === 0 ? { status: 'ready' } : { status: 'not ready', failed }
-    return new Response(JSON.stringify(body), {
-      status: failed.length === 0 ? 200 : 503,
-      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
-    })
+    return jsonResponse(body, failed.length === 0 ? 200 : 503)
   }
 }
 
