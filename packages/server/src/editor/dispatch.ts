@@ -84,9 +84,11 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       if ((jsonp || jsonpCatch) && isValidCallback(callback ?? ''))
         return jsonpResponse(callback ?? '', body)
       const status = config.http.errorStatus === 'http' ? error.status : 200
-      // The rest of an unread body is drained by the node bridge before this answer goes out.
-      const headers: HeadersInit =
-        error.code === 'UE_SHUTTING_DOWN' ? { 'Retry-After': SHUTDOWN_RETRY_AFTER } : {}
+      const headers = new Headers()
+      // A refused upload's connection ends with the answer; the node bridge first reads what is
+      // left of the body (within http.drainMaxBytes), so the client gets to read the answer.
+      if (request.method === 'POST') headers.set('Connection', 'close')
+      if (error.code === 'UE_SHUTTING_DOWN') headers.set('Retry-After', SHUTDOWN_RETRY_AFTER)
       return jsonResponse(body, status, headers)
     }
 

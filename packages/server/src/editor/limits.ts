@@ -42,7 +42,6 @@ export interface UploadGateEvents {
   limited(limit: UploadLimit): void
 }
 
-
 interface Bucket {
   tokens: number
   updatedAt: number
@@ -146,8 +145,7 @@ export function createUploadGate(
       buckets.set(client, b)
     }
     refill(b, t)
-    if (o.uploadsPerMinute > 0 && b.tokens < 1)
-      throw refuse('per_minute', 'uploads per minute')
+    if (o.uploadsPerMinute > 0 && b.tokens < 1) throw refuse('per_minute', 'uploads per minute')
     const full = o.concurrentUploads > 0 && b.active >= o.concurrentUploads
     if (full && b.waiting.length >= o.uploadQueue)
       throw refuse('queue_full', 'concurrent uploads, and the upload queue is full')
