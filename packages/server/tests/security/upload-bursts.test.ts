@@ -68,7 +68,7 @@ async function metric(srv: TestServer, name: string): Promise<number> {
   return line ? Number(line.split(' ')[1]) : 0
 }
 
-describe('refusals the client can read, and bursts that are not refused', () => {
+describe('S61: refusals the client can read, and bursts that are not refused', () => {
   test('200 concurrent 100 KB uploads from one address all get a readable answer, none a reset', async (t) => {
     const srv = await startTestServer(t)
     const { body, contentType } = imageBody(png(180, 180, { noise: true }))
