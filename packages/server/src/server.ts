@@ -14,7 +14,7 @@ import { MATERIALS_MIGRATION } from './db/migrations.js'
 import { openMetadataStore } from './db/open.js'
 import type { MetadataStore } from './db/types.js'
 import { buildActionTable } from './editor/action-table.js'
-import { createEditorHandler } from './editor/dispatch.js'
+import { createEditorHandler, SHUTDOWN_RETRY_AFTER } from './editor/dispatch.js'
 import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
 import { clientAddress, parseTrustedProxies } from './http/client-address.js'
@@ -23,6 +23,7 @@ import { createMetricsEndpoint } from './http/metrics-endpoint.js'
 import { type NodeHandler, toNodeHandler } from './http/node.js'
 import { observe } from './http/observe.js'
 import { createReadiness, type ReadinessCheck } from './http/readiness.js'
+import { type DrainLimits, withDrainLimits } from './http/request-body-node.js'
 import { createFileServer } from './http/static.js'
 import { createStaticSite } from './http/static-site.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
@@ -88,6 +89,12 @@ export interface UeditorServer {
   readonly fetch: FetchHandler
   /** `fetch` as a node:http request listener. */
   readonly node: NodeHandler
+  /**
+   * Starts a graceful shutdown: from now on every new request is refused with a readable
+   * `UE_SHUTTING_DOWN` (and `Retry-After`); requests already running go on. `close()` after
+   * they have finished.
+   */
+  stopAccepting(): void
   close(): Promise<void>
 }
 
@@ -155,6 +162,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const cors = (h: FetchHandler) =>
     withCors(h, config.http.corsOrigins, 'GET, POST, OPTIONS', authHeaders)
   const auth = createAuthenticator(authSetup)
+  let closing = false
   const editor = cors(
     createEditorHandler({
       config,
@@ -167,6 +175,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       metrics,
       auth,
       ai: aiRelay(config, log),
+      closing: () => closing,
     }),
   )
   const materialsApi = createMaterialsApi({
@@ -232,6 +241,9 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const fetch: FetchHandler = async (request) => {
     const { pathname } = new URL(request.url)
     try {
+      // Liveness holds while in-flight requests finish; `/readyz` says the instance is leaving.
+      if (closing && routeOf(pathname) !== 'editor' && pathname !== '/healthz')
+        return shuttingDown()
       if (pathname === metricsPath) return await metricsEndpoint(request)
       if (assetMap.has(pathname)) return await assets(request)
       if (pathname === editorPath || pathname === `${editorPath}/`) return await editor(request)
@@ -251,9 +263,13 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
 
   // What an adapter hands over beside the request becomes the request's info, once, at the door.
   const proxies = parseTrustedProxies(config.http.trustProxy)
-  const entry =
-    (h: FetchHandler): FetchHandler =>
-    (request, info) => {
+  const drainLimits: DrainLimits = {
+    maxBytes: config.http.drainMaxBytes,
+    timeoutMs: config.http.drainTimeoutMs,
+    idleMs: config.http.bodyIdleTimeoutMs,
+  }
+  const entry = (h: FetchHandler): FetchHandler =>
+    withDrainLimits((request, info) => {
       if (info)
         setRequestInfo(request, {
           remoteAddress: clientAddress(
@@ -264,20 +280,28 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
           host: info.host,
         })
       return h(request)
-    }
+    }, drainLimits)
   const everything = entry(observed(fetch))
+  // During a shutdown the editor refuses in its own protocol shape, the others with this.
+  const whileOpen =
+    (h: FetchHandler): FetchHandler =>
+    async (request) =>
+      closing ? shuttingDown() : h(request)
 
   let closed = false
   return {
     config,
     auth: authSetup.mode,
     editor: entry(observed(editor, 'editor')),
-    files: entry(observed(files, 'files')),
-    materials: entry(observed(materials, 'materials')),
+    files: entry(observed(whileOpen(files), 'files')),
+    materials: entry(observed(whileOpen(materials), 'materials')),
     formula,
-    metrics: entry(observed(metricsEndpoint, 'metrics')),
+    metrics: entry(observed(whileOpen(metricsEndpoint), 'metrics')),
     fetch: everything,
     node: toNodeHandler(everything),
+    stopAccepting() {
+      closing = true
+    },
     async close() {
       if (closed) return
       closed = true
@@ -313,6 +337,13 @@ function readinessChecks(
 }
 
 const READINESS_KEY = 'readyz-probe' as StorageKey
+
+/** The refusal of a request that arrives during a graceful shutdown, outside the editor. */
+function shuttingDown(): Response {
+  return errorResponse(new UeError('UE_SHUTTING_DOWN'), {
+    headers: { 'Retry-After': SHUTDOWN_RETRY_AFTER },
+  })
+}
 
 function aiRelay(config: ServerConfig, log: Logger): AiRelay | undefined {
   const { baseUrl, apiKey, model, models, timeoutMs, idleTimeoutMs, logPrompts } = config.ai

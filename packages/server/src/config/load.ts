@@ -217,6 +217,18 @@ export const ENV_VARS: readonly EnvVar[] = [
     help: 'drain time on SIGTERM',
   },
   {
+    name: 'UEDITOR_DRAIN_MAX_BYTES',
+    paths: one('http', 'drainMaxBytes'),
+    kind: 'int',
+    help: 'unread body bytes read before a refusal',
+  },
+  {
+    name: 'UEDITOR_DRAIN_TIMEOUT_MS',
+    paths: one('http', 'drainTimeoutMs'),
+    kind: 'int',
+    help: 'time spent reading a refused body',
+  },
+  {
     name: 'UEDITOR_URL_PREFIX',
     paths: URL_PREFIX_KEYS.map((k) => ['editor', k]),
     kind: 'string',
@@ -333,6 +345,18 @@ export const ENV_VARS: readonly EnvVar[] = [
     paths: one('limits', 'concurrentUploads'),
     kind: 'int',
     help: 'uploads in flight per client',
+  },
+  {
+    name: 'UEDITOR_LIMIT_UPLOAD_QUEUE',
+    paths: one('limits', 'uploadQueue'),
+    kind: 'int',
+    help: 'uploads waiting for a slot per client',
+  },
+  {
+    name: 'UEDITOR_LIMIT_UPLOAD_QUEUE_WAIT_MS',
+    paths: one('limits', 'uploadQueueWaitMs'),
+    kind: 'int',
+    help: 'longest wait for an upload slot',
   },
   {
     name: 'UEDITOR_LIMIT_MIN_FREE_BYTES',

@@ -393,6 +393,13 @@ export const ServerConfigSchema = z.strictObject({
       bodyGraceMs: z.number().int().positive().default(10_000),
       /** Time given to in-flight requests on SIGTERM before the server closes anyway. */
       shutdownGraceMs: z.number().int().min(0).default(30_000),
+      /**
+       * A refused request's unread body is read and thrown away up to this many bytes before
+       * the answer, so the client can read it; past it the connection is closed.
+       */
+      drainMaxBytes: z.number().int().min(0).default(4_194_304),
+      /** The longest a refused request's body is drained before the connection is closed. */
+      drainTimeoutMs: z.number().int().min(0).default(10_000),
     })
     .prefault({}),
   /** A folder of static files (the editor's files, the site's page) served at `/`. */
@@ -535,6 +542,10 @@ export const ServerConfigSchema = z.strictObject({
       uploadsPerMinute: z.number().int().min(0).default(120),
       /** Uploads one client may have in flight at once. 0: off. */
       concurrentUploads: z.number().int().min(0).default(16),
+      /** Uploads past `concurrentUploads` that may wait for a slot, per client. 0: none wait. */
+      uploadQueue: z.number().int().min(0).default(64),
+      /** How long a waiting upload waits for a slot before it is refused. */
+      uploadQueueWaitMs: z.number().int().min(0).default(30_000),
       /** Refuse uploads when the storage volume has less free space than this. 0: off. */
       minFreeBytes: z.number().int().min(0).default(134_217_728),
       /** Open connections one client address may hold on the standalone server. 0: off. */

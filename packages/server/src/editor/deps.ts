@@ -27,6 +27,8 @@ export interface EditorDeps {
   auth: Authenticator
   /** The AI relay, when `ai` is configured (docs/ai.md). */
   ai?: AiRelay | undefined
+  /** True once the server is shutting down: every new request is refused with `UE_SHUTTING_DOWN`. */
+  closing?: () => boolean
 }
 
 /** The caller of one request: who (when known) and from where (when the adapter knows). */

@@ -42,6 +42,9 @@ const WRITES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch'])
 /** JSONP a cookie alone must never authorise: it reads private data or stores files. */
 const PRIVATE_JSONP: ReadonlySet<ActionKind> = new Set(['list', 'catch'])
 
+/** Seconds a client is told to wait after a shutdown refusal: a restart takes a few seconds. */
+export const SHUTDOWN_RETRY_AFTER = '5'
+
 /**
  * The UEditor endpoint: routes on `?action=` only (any mount path works), answers strict JSON,
  * or JSONP for the kinds that allow it. Application errors are HTTP 200 with a readable
@@ -53,8 +56,11 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
   // With remote storage the only local volume an upload fills is the temp spool.
   const storageRoot =
     config.storage.driver === 'local' ? config.storage.root : config.uploads.tempDir
-  const gate = createUploadGate({ ...config.limits, storageRoot })
   const metrics = deps.metrics ?? noMetrics
+  const gate = createUploadGate(
+    { ...config.limits, storageRoot },
+    { events: { queued: metrics.uploadQueued, limited: metrics.uploadLimited } },
+  )
 
   return async (request) => {
     const started = performance.now()
@@ -72,6 +78,11 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       recordAnswer(metrics, def, started, { code: error.code })
       if (def?.kind === 'ai') return aiRefusal(error, config)
       const state = messageFor(config.locale, error.code)
+      const headers = new Headers()
+      // A refused upload's connection ends with the answer; the node bridge first reads what is
+      // left of the body (within http.drainMaxBytes), so the client gets to read the answer.
+      if (request.method === 'POST') headers.set('Connection', 'close')
+      if (error.code === 'UE_SHUTTING_DOWN') headers.set('Retry-After', SHUTDOWN_RETRY_AFTER)
       return errorResponse(error, {
         shape: 'editor',
         locale: config.locale,
@@ -79,12 +90,12 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
         callback: jsonp || jsonpCatch ? callback : undefined,
         // The editor reads only `list[0]` of a catch answer; without it, capture stops for good.
         fields: def?.kind === 'catch' ? { list: [{ state, code: error.code, source: '' }] } : {},
-        // Part of the body may still be unread; closing is cheaper than draining it.
-        headers: request.method === 'POST' ? { Connection: 'close' } : {},
+        headers,
       })
     }
 
     try {
+      if (deps.closing?.()) throw new UeError('UE_SHUTTING_DOWN')
       if (!def) throw new UeError('UE_ACTION_UNKNOWN')
       if (jsonp && !isValidCallback(callback ?? '')) throw new UeError('UE_CALLBACK_INVALID')
       // Before the body is read: a refused request stores nothing and costs no parsing.
@@ -111,7 +122,7 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
         return answer
       }
       // Admitted before the body is read: a refused flood costs no disk and no parsing.
-      const release = WRITES.has(def.kind) ? await gate.admit(actor) : undefined
+      const release = WRITES.has(def.kind) ? await gate.admit(actor, request.signal) : undefined
       const uploadEnded = release ? metrics.uploadStarted() : undefined
       let result: object
       try {

@@ -1,12 +1,17 @@
 import { clientKey } from '../auth/client-key.js'
 import { UeError } from '../shared/errors.js'
 import { freeBytes } from '../shared/free-space.js'
+import type { QueueOutcome, UploadLimit } from '../shared/metrics.js'
 
 export { clientKey }
 
 export interface UploadLimits {
   uploadsPerMinute: number
   concurrentUploads: number
+  /** Uploads one client may have waiting for a slot when all of its slots are taken. */
+  uploadQueue: number
+  /** How long a waiting upload waits for a slot before it is refused. */
+  uploadQueueWaitMs: number
   minFreeBytes: number
 }
 
@@ -24,28 +29,45 @@ export function uploadClientKey(client: UploadClient): string | undefined {
 
 /** Admits one upload or throws; the returned function ends it (call it exactly once). */
 export interface UploadGate {
-  admit(client: UploadClient): Promise<() => void>
+  /** `clientGone` aborts a wait in the queue: the place is given up at once. */
+  admit(client: UploadClient, clientGone?: AbortSignal): Promise<() => void>
+}
+
+/** What the gate reports, for the metrics. */
+export interface UploadGateEvents {
+  /** An upload started waiting for a slot; call the result when the wait ends. */
+  queued(): (outcome: QueueOutcome) => void
+  /** An upload refused by a per-client limit. */
+  limited(limit: UploadLimit): void
 }
 
 interface Bucket {
   tokens: number
   updatedAt: number
   active: number
+  /** Uploads waiting for a slot, oldest first: each takes the slot it is handed. */
+  waiting: (() => void)[]
 }
+
+const noEvents: UploadGateEvents = { queued: () => () => {}, limited() {} }
 
 // Past this many tracked clients, idle ones are forgotten oldest first.
 const MAX_TRACKED_CLIENTS = 10_000
 
 /**
  * Upload flood guards: a token bucket and an in-flight cap per user (per client address when
- * nobody is signed in), and a free-space floor on the storage volume. An anonymous request
- * with no known address (the fetch handler used without `toNodeHandler`) skips the per-client
- * limits; the floor still applies.
+ * nobody is signed in), and a free-space floor on the storage volume. An upload over the
+ * in-flight cap waits in a short per-client queue for a slot (the editor sends every dropped
+ * or pasted image at once), and is refused when the queue is full or the wait is over. An
+ * anonymous request with no known address (the fetch handler used without `toNodeHandler`)
+ * skips the per-client limits; the floor still applies.
  */
 export function createUploadGate(
   o: UploadLimits & { storageRoot: string },
-  now: () => number = Date.now,
+  options: { now?: () => number; events?: UploadGateEvents } = {},
 ): UploadGate {
+  const now = options.now ?? Date.now
+  const events = options.events ?? noEvents
   const buckets = new Map<string, Bucket>()
   const perMs = o.uploadsPerMinute / 60_000
 
@@ -62,35 +84,81 @@ export function createUploadGate(
     }
   }
 
-  const take = (client: string): (() => void) => {
-    const t = now()
-    let b = buckets.get(client)
-    if (!b) {
-      if (buckets.size >= MAX_TRACKED_CLIENTS) forgetIdle(t)
-      b = { tokens: o.uploadsPerMinute, updatedAt: t, active: 0 }
-      buckets.set(client, b)
-    }
-    refill(b, t)
-    if (o.uploadsPerMinute > 0 && b.tokens < 1)
-      throw new UeError('UE_RATE_LIMITED', { detail: 'uploads per minute' })
-    if (o.concurrentUploads > 0 && b.active >= o.concurrentUploads)
-      throw new UeError('UE_RATE_LIMITED', { detail: 'concurrent uploads' })
-    b.tokens -= 1
-    b.active++
-    const bucket = b
+  const refuse = (limit: UploadLimit, detail: string) => {
+    events.limited(limit)
+    return new UeError('UE_RATE_LIMITED', { detail })
+  }
+
+  const releaser = (b: Bucket) => {
     let released = false
     return () => {
       if (released) return
       released = true
-      bucket.active--
+      const next = b.waiting.shift()
+      // The slot passes straight to the oldest waiting upload, so nobody can jump the queue.
+      if (next) next()
+      else b.active--
     }
   }
 
+  /** Waits for a slot of `b`; on timeout or hang-up the place and the token are given back. */
+  const wait = (b: Bucket, clientGone: AbortSignal | undefined) =>
+    new Promise<void>((resolve, reject) => {
+      const ended = events.queued()
+      const leave = (outcome: QueueOutcome, error: UeError) => {
+        const at = b.waiting.indexOf(handOver)
+        if (at < 0) return
+        b.waiting.splice(at, 1)
+        clearTimeout(timer)
+        clientGone?.removeEventListener('abort', onGone)
+        b.tokens = Math.min(o.uploadsPerMinute, b.tokens + 1)
+        ended(outcome)
+        reject(error)
+      }
+      const handOver = () => {
+        clearTimeout(timer)
+        clientGone?.removeEventListener('abort', onGone)
+        ended('admitted')
+        resolve()
+      }
+      const onGone = () =>
+        leave(
+          'gone',
+          new UeError('UE_BODY_INVALID', { detail: 'the client closed the connection' }),
+        )
+      const timer = setTimeout(
+        () => leave('timeout', refuse('queue_wait', 'no upload slot within the queue wait')),
+        o.uploadQueueWaitMs,
+      )
+      b.waiting.push(handOver)
+      if (clientGone?.aborted) onGone()
+      else clientGone?.addEventListener('abort', onGone, { once: true })
+    })
+
+  const take = async (client: string, clientGone?: AbortSignal): Promise<() => void> => {
+    const t = now()
+    let b = buckets.get(client)
+    if (!b) {
+      if (buckets.size >= MAX_TRACKED_CLIENTS) forgetIdle(t)
+      b = { tokens: o.uploadsPerMinute, updatedAt: t, active: 0, waiting: [] }
+      buckets.set(client, b)
+    }
+    refill(b, t)
+    if (o.uploadsPerMinute > 0 && b.tokens < 1) throw refuse('per_minute', 'uploads per minute')
+    const full = o.concurrentUploads > 0 && b.active >= o.concurrentUploads
+    if (full && b.waiting.length >= o.uploadQueue)
+      throw refuse('queue_full', 'concurrent uploads, and the upload queue is full')
+    b.tokens -= 1
+    if (full) await wait(b, clientGone)
+    else b.active++
+    return releaser(b)
+  }
+
   return {
-    async admit(client) {
+    async admit(client, clientGone) {
       const limited = o.uploadsPerMinute > 0 || o.concurrentUploads > 0
       const key = uploadClientKey(client)
-      const release = key && limited ? take(key) : () => {}
+      const release = key && limited ? await take(key, clientGone) : () => {}
       try {
         if (o.minFreeBytes > 0 && (await freeBytes(o.storageRoot)) < o.minFreeBytes)
           throw new UeError('UE_STORAGE_FULL')

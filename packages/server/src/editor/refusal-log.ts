@@ -47,6 +47,8 @@ function limitFor(
       return {
         uploadsPerMinute: config.limits.uploadsPerMinute,
         concurrentUploads: config.limits.concurrentUploads,
+        uploadQueue: config.limits.uploadQueue,
+        uploadQueueWaitMs: config.limits.uploadQueueWaitMs,
       }
     case 'UE_STORAGE_FULL':
       return { minFreeBytes: config.limits.minFreeBytes }

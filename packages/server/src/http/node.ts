@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Readable } from 'node:stream'
 import { completeBodyOf } from '../shared/complete-body.js'
 import { UeError } from '../shared/errors.js'
 import type { ConnectionInfo, HostContext } from '../shared/request-info.js'
 import { errorParts } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
 import { lazyRequest } from './lazy-request.js'
+import { type DrainLimits, drainLimitsOf, NodeRequestBody } from './request-body-node.js'
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void
 
@@ -15,6 +15,8 @@ export interface BridgeOptions {
   url?: string | undefined
   /** The framework's request and user, for the `authorize` hook. */
   host?: HostContext | undefined
+  /** Drain limits instead of those the handler was marked with (`withDrainLimits`). */
+  drain?: DrainLimits | undefined
 }
 
 /**
@@ -34,6 +36,9 @@ export function toNodeHandler(handler: FetchHandler): NodeHandler {
  * back-pressure, and a complete one (a string or a buffer) in one write with a
  * `Content-Length`; a client that goes away aborts `request.signal` and cancels the response
  * body. A body another middleware already read fails the request with `UE_BODY_CONSUMED`.
+ * When the handler answers before the client has sent the whole body (a refusal), the rest is
+ * read and thrown away within the drain limits before the answer is written, so the client can
+ * read it instead of failing to send; past the limits the answer closes the connection.
  * Nothing a client or a handler does can make it throw or reject: it resolves once the answer
  * is written or abandoned.
  */
@@ -48,9 +53,10 @@ export async function serveNode(
     res.once('close', () => {
       if (!res.writableFinished) abort.abort()
     })
+    const body = new NodeRequestBody(req)
     let request: Request
     try {
-      request = toRequest(req, options.url ?? req.url ?? '/', abort.signal)
+      request = toRequest(req, body, options.url ?? req.url ?? '/', abort.signal)
     } catch (e) {
       refuseUnbridgeable(req, res, e)
       return
@@ -63,6 +69,8 @@ export async function serveNode(
       failInternal(res)
       return
     }
+    if (!req.complete && !(await body.drain(options.drain ?? drainLimitsOf(handler))))
+      res.setHeader('Connection', 'close')
     await writeResponse(req, res, response, abort.signal)
   } catch (err) {
     // Last resort: whatever went wrong stays with this response, never with the host process.
@@ -100,7 +108,12 @@ class MethodError extends Error {}
 /** RFC 9110 `token`: what fetch accepts as a method name. */
 const TOKEN = /^[!#$%&'*+.^`|~\w-]+$/
 
-function toRequest(req: IncomingMessage, target: string, signal: AbortSignal): Request {
+function toRequest(
+  req: IncomingMessage,
+  body: NodeRequestBody,
+  target: string,
+  signal: AbortSignal,
+): Request {
   const method = req.method ?? 'GET'
   if (!TOKEN.test(method) || FORBIDDEN_METHODS.has(method.toUpperCase())) throw new MethodError()
   const url = requestUrl(req, target)
@@ -121,7 +134,7 @@ function toRequest(req: IncomingMessage, target: string, signal: AbortSignal): R
         method,
         headers,
         signal,
-        body: hasBody ? requestBody(req) : null,
+        body: hasBody ? requestBody(req, body) : null,
         duplex: 'half',
       } as RequestInit),
   })
@@ -149,7 +162,7 @@ function safeHeaders(pairs: [string, string][]): Headers {
  * first, the classic mistake) cannot be had again: it becomes a stream that fails with
  * `UE_BODY_CONSUMED`, so the action refuses loudly and stores nothing.
  */
-function requestBody(req: IncomingMessage): ReadableStream<Uint8Array> {
+function requestBody(req: IncomingMessage, body: NodeRequestBody): ReadableStream<Uint8Array> {
   const parsed = (req as IncomingMessage & { _body?: unknown })._body === true
   if (parsed || req.readableDidRead || req.readableEnded) {
     const error = new UeError('UE_BODY_CONSUMED', {
@@ -160,11 +173,7 @@ function requestBody(req: IncomingMessage): ReadableStream<Uint8Array> {
     })
     return new ReadableStream({ pull: (controller) => controller.error(error) })
   }
-  // Node 20's default queue holds `readableHighWaterMark` chunks (16,384 of them): a fast client
-  // and a slower disk would pile up the whole body. Count 1 keeps back-pressure to one chunk.
-  return Readable.toWeb(req, {
-    strategy: new CountQueuingStrategy({ highWaterMark: 1 }),
-  }) as ReadableStream<Uint8Array>
+  return body.stream()
 }
 
 /**

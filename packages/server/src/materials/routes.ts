@@ -132,7 +132,8 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
     }
     const refusal = refusalCodeOf(response)
     if (refusal) o.metrics?.refused('materials', refusal)
-    // A refused request body may still be unread; closing is cheaper than draining it.
+    // A refused request's connection ends with the answer, once the node bridge has read what
+    // is left of the body (within http.drainMaxBytes), so the client gets to read the answer.
     if (withBody && response.status >= 400) response.headers.set('Connection', 'close')
     return response
   }

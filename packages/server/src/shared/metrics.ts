@@ -1,6 +1,11 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import { isUeError } from './errors.js'
 
+/** How an upload's wait for a slot ended. */
+export type QueueOutcome = 'admitted' | 'timeout' | 'gone'
+/** Which per-client upload limit refused an upload. */
+export type UploadLimit = 'per_minute' | 'queue_full' | 'queue_wait'
+
 /**
  * What the handlers report. Label values come from the configured action names, error codes
  * and fixed words only, never from request text, so a client cannot blow up the series count.
@@ -16,6 +21,10 @@ export interface Metrics {
   caught(outcome: string): void
   /** An upload (upload, scrawl, catch) admitted; call the result when it ends. */
   uploadStarted(): () => void
+  /** An upload waiting in its client's queue for a slot; call the result when the wait ends. */
+  uploadQueued(): (outcome: QueueOutcome) => void
+  /** An upload refused by a per-client limit (also counted under `refused`). */
+  uploadLimited(limit: UploadLimit): void
   /** Any request the server answered, by route, method and HTTP status. */
   httpRequest(route: string, method: string, status: number, seconds: number): void
 }
@@ -26,6 +35,8 @@ export const noMetrics: Metrics = {
   stored() {},
   caught() {},
   uploadStarted: () => () => {},
+  uploadQueued: () => () => {},
+  uploadLimited() {},
   httpRequest() {},
 }
 
@@ -80,6 +91,23 @@ export function createMetrics(): MetricsRegistry {
   const uploadsInFlight = new Gauge({
     name: 'ueditor_uploads_in_flight',
     help: 'Uploads, scrawls and captures being handled now',
+    registers,
+  })
+  const uploadsWaiting = new Gauge({
+    name: 'ueditor_upload_queue_waiting',
+    help: 'Uploads waiting in their client queue for an upload slot now',
+    registers,
+  })
+  const uploadWaits = new Counter({
+    name: 'ueditor_upload_queue_total',
+    help: 'Uploads that waited for a slot, by how the wait ended (admitted, timeout, gone)',
+    labelNames: ['outcome'],
+    registers,
+  })
+  const uploadLimits = new Counter({
+    name: 'ueditor_upload_limit_refusals_total',
+    help: 'Uploads refused by a per-client limit (per_minute, queue_full, queue_wait)',
+    labelNames: ['limit'],
     registers,
   })
   const httpRequests = new Counter({
@@ -141,6 +169,19 @@ export function createMetrics(): MetricsRegistry {
         ended = true
         uploadsInFlight.dec()
       }
+    },
+    uploadQueued() {
+      uploadsWaiting.inc()
+      let ended = false
+      return (outcome) => {
+        if (ended) return
+        ended = true
+        uploadsWaiting.dec()
+        uploadWaits.inc({ outcome })
+      }
+    },
+    uploadLimited(limit) {
+      uploadLimits.inc({ limit })
     },
     httpRequest(route, method, status, seconds) {
       const m = METHODS.has(method) ? method : 'OTHER'

@@ -13,7 +13,10 @@ export interface RunningServer {
   readonly http: Server
   /** `http://host:port`, with the real port when 0 was asked for. */
   readonly url: string
-  /** Stops accepting, lets in-flight requests finish (up to the grace time), closes the DB. */
+  /**
+   * Refuses new requests (`UE_SHUTTING_DOWN`), lets in-flight requests finish (up to the grace
+   * time), then stops listening and closes the DB.
+   */
   close(): Promise<void>
 }
 
@@ -44,6 +47,7 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
   // Counted from request to the last byte written, so shutdown never cuts a response short.
   let inFlight = 0
   let idle: (() => void) | undefined
+  let shuttingDown = false
   let handle: NodeHandler = (_req, res) => {
     res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1' })
     res.end(JSON.stringify({ error: { code: 'UE_SHUTTING_DOWN', message: 'Starting' } }))
@@ -57,6 +61,12 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
       keepAliveTimeout: 5_000,
     },
     (req, res) => {
+      if (shuttingDown) {
+        // Refused readably by the handlers (`UE_SHUTTING_DOWN`), then the connection ends.
+        res.setHeader('Connection', 'close')
+        handle(req, res)
+        return
+      }
       inFlight++
       res.once('close', () => {
         inFlight--
@@ -87,7 +97,10 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
   let closing: Promise<void> | undefined
   const close = () => {
     closing ??= (async () => {
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
+      // Requests in flight finish; new ones (also on new connections) get a readable refusal
+      // until the last of them is done, then the port is closed.
+      shuttingDown = true
+      ue.stopAccepting()
       server.closeIdleConnections()
       if (inFlight > 0) {
         const drained = new Promise<void>((resolve) => {
@@ -98,6 +111,7 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
         )
         await Promise.race([drained, grace])
       }
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeAllConnections()
       await stopped
       await ue.close()

@@ -7,8 +7,9 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { png } from '../helpers/fixtures.js'
+import { firstJsonBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
-import { startTestServer } from '../helpers/start-server.js'
+import { eventually, startTestServer } from '../helpers/start-server.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 
@@ -145,4 +146,113 @@ test('the binary serves on embedded defaults and exits cleanly on SIGTERM', asyn
   const exited = new Promise((r) => run.child.on('exit', r))
   run.child.kill('SIGTERM')
   assert.equal(await exited, 0)
+})
+
+/** The server's address, from the banner the binary prints once it listens. */
+function listeningUrl(run: ReturnType<typeof runMain>): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start: ${run.stderr()}`)), 60_000)
+    const look = () => {
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(run.stderr())
+      if (!m) return
+      clearTimeout(timer)
+      run.child.stderr.off('data', look)
+      resolve(m[1] as string)
+    }
+    run.child.stderr.on('data', look)
+  })
+}
+
+test('on SIGTERM uploads in flight finish, new requests get UE_SHUTTING_DOWN, and the binary exits 0', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'ueditor-cli-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const run = runMain(
+    { PORT: '0', UEDITOR_LOG_LEVEL: 'silent', UEDITOR_SHUTDOWN_GRACE_MS: '30000' },
+    dir,
+  )
+  t.after(() => run.child.kill('SIGKILL'))
+  const url = await listeningUrl(run)
+  const srv = { url }
+  const { body, contentType } = multipartBody([
+    { name: 'upfile', filename: 'slow.png', value: png(64, 64, { noise: true }) },
+  ])
+  const head = `POST /ueditor?action=image HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
+  // Three uploads stream their first half now and the rest well after the SIGTERM.
+  const inFlight = Array.from({ length: 3 }, () =>
+    rawExchange(
+      srv,
+      [Buffer.concat([Buffer.from(head), body.subarray(0, 2000)]), body.subarray(2000)],
+      {
+        gapMs: 5_000,
+        maxMs: 40_000,
+      },
+    ),
+  )
+  const metric = async () => {
+    const text = await (await fetch(`${url}/metrics`)).text()
+    return /^ueditor_uploads_in_flight (\d+)$/m.exec(text)?.[1]
+  }
+  assert.equal(await eventually(metric, (n) => n === '3', 4_000), '3')
+  const exited = new Promise<number | null>((r) => run.child.on('exit', r))
+  const signalled = Date.now()
+  run.child.kill('SIGTERM')
+  await eventually(
+    async () => run.stderr(),
+    (text) => text.includes('SIGTERM received'),
+    4_000,
+  )
+
+  // New requests, on new connections, are refused readably while the uploads go on.
+  const refused = await fetch(`${url}/ueditor?action=image`, {
+    method: 'POST',
+    body: new Uint8Array(body),
+    headers: { 'Content-Type': contentType },
+  })
+  assert.equal(refused.status, 200)
+  assert.equal(refused.headers.get('retry-after'), '5')
+  assert.equal(refused.headers.get('connection'), 'close')
+  const answer = await refused.json()
+  assert.equal(answer.code, 'UE_SHUTTING_DOWN')
+  assert.equal(typeof answer.state, 'string')
+  const jsonp = await fetch(`${url}/ueditor?action=config&callback=cb`)
+  assert.match(await jsonp.text(), /^\/\*\*\/cb\(\{.*"code":"UE_SHUTTING_DOWN".*\}\);$/)
+  // Liveness holds while the process drains; readiness takes the instance out.
+  const health = await fetch(`${url}/healthz`)
+  assert.equal(health.status, 200)
+  const ready = await fetch(`${url}/readyz`)
+  assert.equal(ready.status, 503)
+  assert.equal((await ready.json()).error.code, 'UE_SHUTTING_DOWN')
+
+  for (const exchange of await Promise.all(inFlight))
+    assert.equal(firstJsonBody(exchange.text)?.state, 'SUCCESS', exchange.text.slice(0, 300))
+  assert.equal(await exited, 0)
+  assert.ok(Date.now() - signalled < 30_000, 'the binary outlived its grace time')
+})
+
+test('during a shutdown a refusal carries HTTP 503 when http.errorStatus is http', async (t) => {
+  const srv = await startTestServer(t, { http: { errorStatus: 'http' } })
+  const { body, contentType } = multipartBody([
+    { name: 'upfile', filename: 'slow.png', value: png(64, 64) },
+  ])
+  const head = `POST /ueditor?action=image HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
+  const held = rawExchange(
+    srv,
+    [Buffer.concat([Buffer.from(head), body.subarray(0, 100)]), body.subarray(100)],
+    {
+      gapMs: 2_000,
+      maxMs: 20_000,
+    },
+  )
+  await new Promise((r) => setTimeout(r, 300))
+  const closed = srv.close()
+  const res = await fetch(srv.action('image'), {
+    method: 'POST',
+    body: new Uint8Array(body),
+    headers: { 'Content-Type': contentType },
+  })
+  assert.equal(res.status, 503)
+  assert.equal(res.headers.get('retry-after'), '5')
+  assert.equal((await res.json()).code, 'UE_SHUTTING_DOWN')
+  assert.equal(firstJsonBody((await held).text)?.state, 'SUCCESS')
+  await closed
 })

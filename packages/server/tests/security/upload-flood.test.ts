@@ -55,8 +55,8 @@ describe('S14: upload floods and disk exhaustion', () => {
     if (refusal !== 'closed') assert.equal(refusal.status, 429)
   })
 
-  test('past limits.concurrentUploads a client is refused until one of its uploads ends', async (t) => {
-    const srv = await startTestServer(t, { limits: { concurrentUploads: 1 } })
+  test('past limits.concurrentUploads and a full queue a client is refused until one of its uploads ends', async (t) => {
+    const srv = await startTestServer(t, { limits: { concurrentUploads: 1, uploadQueue: 0 } })
     const { body, contentType } = multipartBody([
       { name: 'upfile', filename: 'slow.png', value: png(50, 50, { noise: true }) },
     ])

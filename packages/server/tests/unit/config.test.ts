@@ -38,8 +38,12 @@ describe('configuration loading', () => {
         UEDITOR_URL_PREFIX: 'https://cdn.example',
         UEDITOR_IMAGE_ALLOW_FILES: '.PNG,.jpg',
         UEDITOR_LOCALE: 'en',
+        UEDITOR_DRAIN_MAX_BYTES: '1048576',
+        UEDITOR_DRAIN_TIMEOUT_MS: '2500',
       },
     })
+    assert.equal(cfg.http.drainMaxBytes, 1_048_576)
+    assert.equal(cfg.http.drainTimeoutMs, 2_500)
     assert.equal(cfg.http.port, 9000)
     assert.equal(cfg.http.host, '0.0.0.0')
     assert.equal(cfg.dataDir, '/var/lib/ue')

@@ -24,6 +24,8 @@ describe('image and limit settings', () => {
     assert.deepEqual(config.limits, {
       uploadsPerMinute: 120,
       concurrentUploads: 16,
+      uploadQueue: 64,
+      uploadQueueWaitMs: 30_000,
       minFreeBytes: 134_217_728,
       connectionsPerClient: 256,
       quotaBytes: 0,
@@ -43,6 +45,8 @@ describe('image and limit settings', () => {
         UEDITOR_IMAGES_WATERMARK: 'marks/logo.png',
         UEDITOR_LIMIT_UPLOADS_PER_MINUTE: '10',
         UEDITOR_LIMIT_CONCURRENT_UPLOADS: '2',
+        UEDITOR_LIMIT_UPLOAD_QUEUE: '5',
+        UEDITOR_LIMIT_UPLOAD_QUEUE_WAIT_MS: '1500',
         UEDITOR_LIMIT_MIN_FREE_BYTES: '0',
         UEDITOR_LIMIT_CONNECTIONS_PER_CLIENT: '7',
         UEDITOR_QUOTA_BYTES: '1048576',
@@ -59,6 +63,8 @@ describe('image and limit settings', () => {
     assert.deepEqual(config.limits, {
       uploadsPerMinute: 10,
       concurrentUploads: 2,
+      uploadQueue: 5,
+      uploadQueueWaitMs: 1_500,
       minFreeBytes: 0,
       connectionsPerClient: 7,
       quotaBytes: 1_048_576,

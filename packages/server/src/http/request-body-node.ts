@@ -1,0 +1,103 @@
+import type { IncomingMessage } from 'node:http'
+import type { FetchHandler } from '../shared/types.js'
+
+/** How much of a body the handler left unread is read and thrown away before the answer. */
+export interface DrainLimits {
+  /** Bytes read past what the handler read; a body with more left is not drained. */
+  maxBytes: number
+  /** Time for the whole drain. */
+  timeoutMs: number
+  /** A client that sends nothing for this long is not sending the rest. */
+  idleMs: number
+}
+
+/** The `http.drainMaxBytes`, `http.drainTimeoutMs` and `http.bodyIdleTimeoutMs` defaults. */
+export const DEFAULT_DRAIN_LIMITS: DrainLimits = {
+  maxBytes: 4_194_304,
+  timeoutMs: 10_000,
+  idleMs: 30_000,
+}
+
+const limitsByHandler = new WeakMap<FetchHandler, DrainLimits>()
+
+/** Marks `handler` so the node bridge drains with `limits` (the configured ones) in front of it. */
+export function withDrainLimits(handler: FetchHandler, limits: DrainLimits): FetchHandler {
+  limitsByHandler.set(handler, limits)
+  return handler
+}
+
+export function drainLimitsOf(handler: FetchHandler): DrainLimits {
+  return limitsByHandler.get(handler) ?? DEFAULT_DRAIN_LIMITS
+}
+
+/**
+ * One node request body, read once: by the handler through `stream()`, then whatever it left by
+ * `drain()`. A handler that stops reading (a refusal, a body over a limit) cancels its stream
+ * without destroying the socket, so the bridge can still read the rest and answer readably.
+ */
+export class NodeRequestBody {
+  private iterator: AsyncIterator<Buffer> | undefined
+  private bytesRead = 0
+
+  constructor(private readonly req: IncomingMessage) {}
+
+  /** The body as a web stream that pulls one chunk per read (back-pressure to the socket). */
+  stream(): ReadableStream<Uint8Array> {
+    return new ReadableStream<Uint8Array>(
+      {
+        pull: async (controller) => {
+          const next = await this.next()
+          if (next.done) controller.close()
+          else controller.enqueue(next.value)
+        },
+        // The rest stays in the socket for `drain`; destroying the request would reset it.
+        cancel: () => {},
+      },
+      { highWaterMark: 0 },
+    )
+  }
+
+  /**
+   * Reads and discards the rest of the body within `limits`. True when the body ended; false
+   * when more is left than the limits allow, the time is up, or the client went away: then the
+   * connection must close with the answer.
+   */
+  async drain(limits: DrainLimits): Promise<boolean> {
+    if (this.req.complete) return true
+    const declared = Number(this.req.headers['content-length'])
+    if (declared - this.bytesRead > limits.maxBytes) return false
+    const deadline = Date.now() + limits.timeoutMs
+    let drained = 0
+    let timer: NodeJS.Timeout | undefined
+    try {
+      while (true) {
+        const wait = Math.min(limits.idleMs, deadline - Date.now())
+        if (wait <= 0) return false
+        const next = this.next()
+        // The read left pending when the time is up settles when the connection closes.
+        next.catch(() => {})
+        const expired = new Promise<'expired'>((resolve) => {
+          timer = setTimeout(() => resolve('expired'), wait)
+        })
+        const result = await Promise.race([next, expired])
+        clearTimeout(timer)
+        if (result === 'expired') return false
+        if (result.done) return true
+        drained += result.value.byteLength
+        if (drained > limits.maxBytes) return false
+      }
+    } catch {
+      return false
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  private async next(): Promise<IteratorResult<Buffer>> {
+    // One iterator for the handler's reads and the drain; it never destroys the request.
+    this.iterator ??= this.req.iterator({ destroyOnReturn: false })
+    const next = await this.iterator.next()
+    if (!next.done) this.bytesRead += next.value.byteLength
+    return next
+  }
+}
