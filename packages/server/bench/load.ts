@@ -47,7 +47,12 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
           requests: [
             {
               ...(nextPath
-                ? { setupRequest: (req, context) => ({ ...req, path: nextPath(context as Record<string, unknown>) }) }
+                ? {
+                    setupRequest: (req, context) => ({
+                      ...req,
+                      path: nextPath(context as Record<string, unknown>),
+                    }),
+                  }
                 : {}),
               ...(expect
                 ? {

@@ -19,7 +19,12 @@ const EPOCH = Date.UTC(2024, 0, 1)
  * (the index's own `add`, a statement and a commit per row, would take most of an hour at 1M).
  * The listing scenario checks that the server counts exactly these rows before it measures.
  */
-export async function addImages(file: string, owner: string, from: number, to: number): Promise<void> {
+export async function addImages(
+  file: string,
+  owner: string,
+  from: number,
+  to: number,
+): Promise<void> {
   const store = await openMetadataStore({ driver: 'sqlite', file })
   await store.migrate().finally(() => store.close())
   const db = new Kysely<DbSchema>({
@@ -76,10 +81,18 @@ export async function addMaterials(file: string, count: number): Promise<Materia
     const leaves: number[] = []
     let parentId = 0
     for (let p = 0; p < PARENTS; p++) {
-      const parent = await store.materials.saveCategory({ name: `分类 ${p}`, parentId: null, order: p })
+      const parent = await store.materials.saveCategory({
+        name: `分类 ${p}`,
+        parentId: null,
+        order: p,
+      })
       if (p === 0) parentId = parent.id
       for (let c = 0; c < CHILDREN; c++) {
-        const child = await store.materials.saveCategory({ name: `子类 ${p}-${c}`, parentId: parent.id, order: c })
+        const child = await store.materials.saveCategory({
+          name: `子类 ${p}-${c}`,
+          parentId: parent.id,
+          order: c,
+        })
         leaves.push(child.id)
       }
     }
@@ -93,7 +106,12 @@ export async function addMaterials(file: string, count: number): Promise<Materia
   }
 }
 
-async function saveMaterials(repo: MaterialRepository, leaves: number[], start: number, end: number) {
+async function saveMaterials(
+  repo: MaterialRepository,
+  leaves: number[],
+  start: number,
+  end: number,
+) {
   for (let i = start; i < end; i++) {
     const name = i % 10 === 0 ? `活动标题样式 ${i}` : `正文样式 ${i}`
     await repo.saveMaterial({

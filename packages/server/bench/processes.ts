@@ -52,7 +52,10 @@ async function launch(args: string[], env: Record<string, string>): Promise<Serv
 function listeningUrl(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = ''
-    const timer = setTimeout(() => fail(new Error('the server did not start in time')), START_TIMEOUT_MS)
+    const timer = setTimeout(
+      () => fail(new Error('the server did not start in time')),
+      START_TIMEOUT_MS,
+    )
     const fail = (e: Error) => {
       clearTimeout(timer)
       child.kill('SIGKILL')

@@ -1,0 +1,58 @@
+/**
+ * `npm run bench`: each scenario beside its bare baseline in the same run (docs/benchmarks.md).
+ * `npm run bench -- --smoke` runs the same harness on tiny populations and never fails on targets.
+ * Loopback only; every load is bounded in time or count, so the run stops by itself.
+ */
+import { cpus, freemem, totalmem } from 'node:os'
+import { fileURLToPath } from 'node:url'
+import { FULL, type Profile, SMOKE } from './context.js'
+import { broken, judge, type Outcome, type Row, table, tally, writeResults } from './report.js'
+import { catchScenario } from './scenarios/catch.js'
+import { configScenario } from './scenarios/config.js'
+import { listingScenarios } from './scenarios/listings.js'
+import { materialsScenarios } from './scenarios/materials.js'
+import { largeUploadScenarios, smallUploadScenarios } from './scenarios/uploads.js'
+
+const RESULTS = fileURLToPath(new URL('../../bench/results.json', import.meta.url))
+
+const SCENARIOS: [string, (p: Profile) => Promise<Row[]>][] = [
+  ['config GET', configScenario],
+  ['100 KB PNG uploads', smallUploadScenarios],
+  ['large uploads', largeUploadScenarios],
+  ['listImage', listingScenarios],
+  ['materials search', materialsScenarios],
+  ['catch', catchScenario],
+]
+
+const profile = process.argv.includes('--smoke') ? SMOKE : FULL
+const machine = {
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model ?? 'unknown',
+  memoryMb: Math.round(totalmem() / 2 ** 20),
+  freeMemoryMb: Math.round(freemem() / 2 ** 20),
+  node: process.version,
+}
+console.log(
+  `ueditor-backend bench${profile.smoke ? ' (smoke: tiny populations, targets not enforced)' : ''}: ` +
+    `${machine.cpus} CPUs, ${machine.memoryMb} MB, Node ${machine.node}`,
+)
+
+const outcomes: Outcome[] = []
+for (const [name, scenario] of SCENARIOS) {
+  const began = performance.now()
+  process.stdout.write(`${name}... `)
+  try {
+    outcomes.push(...(await scenario(profile)).map(judge))
+  } catch (e) {
+    outcomes.push(broken(name, e))
+  }
+  console.log(`${((performance.now() - began) / 1000).toFixed(1)} s`)
+}
+
+console.log(`\n${table(outcomes)}\n`)
+await writeResults(RESULTS, { smoke: profile.smoke, machine, outcomes })
+const { passed, failed } = tally(outcomes)
+const errors = outcomes.filter((o) => o.status === 'ERROR').length
+console.log(`${passed} passed, ${failed} failed${errors ? `, ${errors} harness errors` : ''}`)
+console.log(`results: ${RESULTS}`)
+process.exitCode = errors > 0 || (failed > 0 && !profile.smoke) ? 1 : 0
