@@ -76,6 +76,10 @@ export async function using<T>(
   const server = await started
   try {
     return await work(server)
+  } catch (e) {
+    const log = server.recentLog().trim()
+    if (log && e instanceof Error) e.message += `\n  ${server.url} wrote:\n${log}`
+    throw e
   } finally {
     await server.stop()
   }

@@ -78,6 +78,7 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
     )
   }
   const requests = result.requests.total
+  if (requests === 0) throw new Error(`${o.method ?? 'GET'} ${o.url}: no request completed`)
   return {
     requests,
     seconds: result.duration,

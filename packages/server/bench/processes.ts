@@ -17,8 +17,12 @@ export interface ServerProcess {
   cpuMicros(): number
   /** The most resident memory the process has held so far (VmHWM), in bytes. */
   peakRssBytes(): number
+  /** The end of what the process wrote on stderr, for a scenario that breaks. */
+  recentLog(): string
   stop(): Promise<void>
 }
+
+const KEPT_LOG_CHARS = 4_000
 
 /** `ueditor-server` as users run it, configured by a JSON file in `dir` (UEDITOR_CONFIG). */
 export async function startUeditor(dir: string, config: object): Promise<ServerProcess> {
@@ -39,9 +43,14 @@ async function launch(args: string[], env: Record<string, string>): Promise<Serv
   })
   const url = await listeningUrl(child)
   const pid = child.pid as number
+  let log = ''
+  child.stderr?.on('data', (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-KEPT_LOG_CHARS)
+  })
   return {
     url,
     pid,
+    recentLog: () => log,
     cpuMicros: () => cpuMicros(pid),
     peakRssBytes: () => peakRssBytes(pid),
     stop: () => stop(child),
@@ -67,8 +76,6 @@ function listeningUrl(child: ChildProcess): Promise<string> {
       if (!m) return
       clearTimeout(timer)
       child.stderr?.off('data', onData)
-      // Keep draining stderr so a chatty server never blocks on a full pipe.
-      child.stderr?.on('data', () => {})
       resolve(m[1] as string)
     }
     child.stderr?.on('data', onData)

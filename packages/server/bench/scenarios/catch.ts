@@ -16,6 +16,8 @@ import type { Row } from '../report.js'
 
 const CONNECTIONS = 4
 const IMAGES = 5
+// A catch takes about a second on a busy machine: even --smoke needs a few of them.
+const MIN_SECONDS = 5
 
 /** A real 320×240 photo-like PNG, as a pasted article links it. */
 function photo(): Promise<Buffer> {
@@ -56,7 +58,7 @@ export function catchScenario(p: Profile): Promise<Row[]> {
         }
         if (p.warmSeconds > 0) await load({ ...base, seconds: p.warmSeconds })
         const { result, cpuMicros } = await withCpu(server, () =>
-          load({ ...base, seconds: p.seconds }),
+          load({ ...base, seconds: Math.max(p.seconds, MIN_SECONDS) }),
         )
         return [
           {
