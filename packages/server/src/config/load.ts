@@ -371,6 +371,12 @@ export const ENV_VARS: readonly EnvVar[] = [
     help: 'open connections per client address',
   },
   {
+    name: 'UEDITOR_LIMIT_EXEMPT_USERS',
+    paths: one('limits', 'exemptUsers'),
+    kind: 'list',
+    help: 'users the per-client upload limits skip',
+  },
+  {
     name: 'UEDITOR_FORMULA_ENABLED',
     paths: one('formula', 'enabled'),
     kind: 'bool',

@@ -552,6 +552,8 @@ export const ServerConfigSchema = z.strictObject({
       connectionsPerClient: z.number().int().min(0).default(256),
       /** Bytes one user may have stored, summed in the index (docs/auth.md). 0: no quota. */
       quotaBytes: z.number().int().min(0).default(0),
+      /** Signed-in users whose uploads skip the per-client rate and in-flight limits (docs/benchmarks.md). */
+      exemptUsers: z.array(userId).default([]),
     })
     .prefault({}),
   /** Who may use the editor endpoint and the materials API (docs/auth.md). */

@@ -1,0 +1,60 @@
+/**
+ * The baselines: the least a node:http server can do for the same request, in its own process.
+ *   bytes <file> <content-type>   answers every request with the file's bytes
+ *   disk <folder>                 streams each request body to a new file, then answers
+ */
+import { createWriteStream, readFileSync } from 'node:fs'
+import { unlink } from 'node:fs/promises'
+import { createServer, type RequestListener } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { pipeline } from 'node:stream/promises'
+
+const [mode, arg, contentType] = process.argv.slice(2)
+
+function sendBytes(file: string, type: string): RequestListener {
+  const body = readFileSync(file)
+  const headers = { 'Content-Type': type, 'Content-Length': body.length }
+  return (_req, res) => {
+    res.writeHead(200, headers)
+    res.end(body)
+  }
+}
+
+function streamToDisk(folder: string): RequestListener {
+  const answer = Buffer.from('{"state":"SUCCESS"}')
+  let n = 0
+  return (req, res) => {
+    const path = join(folder, `${process.pid}-${n++}.bin`)
+    pipeline(req, createWriteStream(path)).then(
+      () => {
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': answer.length })
+        res.end(answer)
+        // The bench only needs the bytes written; the disk must not fill up across a run.
+        void unlink(path)
+      },
+      () => {
+        res.destroy()
+        void unlink(path).catch(() => {})
+      },
+    )
+  }
+}
+
+const listener =
+  mode === 'bytes' && arg && contentType
+    ? sendBytes(arg, contentType)
+    : mode === 'disk' && arg
+      ? streamToDisk(arg)
+      : undefined
+if (!listener) throw new Error('usage: bare-server bytes <file> <content-type> | disk <folder>')
+
+const server = createServer({ keepAliveTimeout: 30_000 }, listener)
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address() as AddressInfo
+  process.stderr.write(`bare ${mode} server listening on http://127.0.0.1:${port}\n`)
+})
+process.once('SIGTERM', () => {
+  server.close()
+  server.closeAllConnections()
+})

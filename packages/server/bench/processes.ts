@@ -1,0 +1,112 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim())
+const STANDALONE = fileURLToPath(new URL('../src/standalone/main.js', import.meta.url))
+const BARE = fileURLToPath(new URL('./bare-server.js', import.meta.url))
+const START_TIMEOUT_MS = 60_000
+
+/** A server in its own process, so its CPU and memory are measured apart from the load. */
+export interface ServerProcess {
+  readonly url: string
+  readonly pid: number
+  /** User and system CPU time the process has used so far, in microseconds. */
+  cpuMicros(): number
+  /** The most resident memory the process has held so far (VmHWM), in bytes. */
+  peakRssBytes(): number
+  /** The end of what the process wrote on stderr, for a scenario that breaks. */
+  recentLog(): string
+  stop(): Promise<void>
+}
+
+const KEPT_LOG_CHARS = 4_000
+
+/** `ueditor-server` as users run it, configured by a JSON file in `dir` (UEDITOR_CONFIG). */
+export async function startUeditor(dir: string, config: object): Promise<ServerProcess> {
+  const file = join(dir, 'bench-config.json')
+  await writeFile(file, JSON.stringify(config, null, 2))
+  return launch([STANDALONE], { UEDITOR_CONFIG: file })
+}
+
+/** A bare node:http baseline (bench/bare-server.ts) in the given mode. */
+export function startBare(args: string[]): Promise<ServerProcess> {
+  return launch([BARE, ...args], {})
+}
+
+async function launch(args: string[], env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  const url = await listeningUrl(child)
+  const pid = child.pid as number
+  let log = ''
+  child.stderr?.on('data', (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-KEPT_LOG_CHARS)
+  })
+  return {
+    url,
+    pid,
+    recentLog: () => log,
+    cpuMicros: () => cpuMicros(pid),
+    peakRssBytes: () => peakRssBytes(pid),
+    stop: () => stop(child),
+  }
+}
+
+/** Both the standalone banner and the bare server print `listening on <url>` on stderr. */
+function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = ''
+    const timer = setTimeout(
+      () => fail(new Error('the server did not start in time')),
+      START_TIMEOUT_MS,
+    )
+    const fail = (e: Error) => {
+      clearTimeout(timer)
+      child.kill('SIGKILL')
+      reject(new Error(`${e.message}\n${text}`))
+    }
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString()
+      const m = /listening on (http:\/\/\S+)/.exec(text)
+      if (!m) return
+      clearTimeout(timer)
+      child.stderr?.off('data', onData)
+      resolve(m[1] as string)
+    }
+    child.stderr?.on('data', onData)
+    child.once('exit', (code) => fail(new Error(`the server exited with code ${code}`)))
+    child.once('error', fail)
+  })
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    const hard = setTimeout(() => child.kill('SIGKILL'), 15_000)
+    child.once('exit', () => {
+      clearTimeout(hard)
+      resolve()
+    })
+    child.kill('SIGTERM')
+  })
+}
+
+function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const ticks = Number(fields[11]) + Number(fields[12])
+  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6
+}
+
+function peakRssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]
+  if (kb === undefined) throw new Error(`no VmHWM for process ${pid}`)
+  return Number(kb) * 1024
+}

@@ -1,0 +1,56 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fmt, inTempDir, type Profile, ueditorConfig, using, withCpu } from '../context.js'
+import { load } from '../load.js'
+import { type ServerProcess, startBare, startUeditor } from '../processes.js'
+import type { Row } from '../report.js'
+
+const CONNECTIONS = 50
+
+async function measure(server: ServerProcess, url: string, p: Profile) {
+  if (p.warmSeconds > 0) await load({ url, connections: CONNECTIONS, seconds: p.warmSeconds })
+  const { result, cpuMicros } = await withCpu(server, () =>
+    load({ url, connections: CONNECTIONS, seconds: p.seconds }),
+  )
+  return { perSecond: result.perSecond, cpuPerRequest: cpuMicros / result.requests }
+}
+
+const text = (m: { perSecond: number; cpuPerRequest: number }) =>
+  `${fmt(m.perSecond)} req/s, ${fmt(m.cpuPerRequest)} µs CPU/req`
+
+/** `config` GET against a bare node:http server answering the very same bytes. */
+export function configScenario(p: Profile): Promise<Row[]> {
+  return inTempDir((dir) =>
+    using(startUeditor(dir, ueditorConfig(join(dir, 'data'))), async (ue) => {
+      const url = `${ue.url}/ueditor?action=config`
+      const answer = await fetch(url)
+      const bytes = join(dir, 'config-answer')
+      await writeFile(bytes, Buffer.from(await answer.arrayBuffer()))
+      const type = answer.headers.get('content-type') ?? 'application/json'
+      const baseline = await using(startBare(['bytes', bytes, type]), (b) =>
+        measure(b, `${b.url}/ueditor?action=config`, p),
+      )
+      const server = await measure(ue, url, p)
+      return [
+        {
+          scenario: `config GET, ${CONNECTIONS} connections`,
+          server: text(server),
+          baseline: text(baseline),
+          target: {
+            what: 'req/s vs bare',
+            value: server.perSecond / baseline.perSecond,
+            unit: 'x',
+            op: '>=',
+            limit: 0.9,
+          },
+          figures: {
+            reqPerSec: server.perSecond,
+            cpuMicrosPerReq: server.cpuPerRequest,
+            bareReqPerSec: baseline.perSecond,
+            bareCpuMicrosPerReq: baseline.cpuPerRequest,
+          },
+        },
+      ]
+    }),
+  )
+}

@@ -1,0 +1,144 @@
+import { join } from 'node:path'
+import {
+  AUTHORIZATION,
+  BENCH_USER,
+  fmt,
+  inTempDir,
+  type Profile,
+  ueditorConfig,
+  using,
+} from '../context.js'
+import { load } from '../load.js'
+import { addImages } from '../populations.js'
+import { type ServerProcess, startUeditor } from '../processes.js'
+import type { Row } from '../report.js'
+
+const CONNECTIONS = 10
+const PAGE = 20
+const DEEP_JUMPS = 5
+// A p99 below this is noise on a shared machine; flatness is judged against it at least.
+const FLOOR_MS = 1
+const FLAT_RATIO = 2
+
+const listed = (body: string) => body.includes('"state":"SUCCESS"') && body.includes('"url"')
+
+interface Figures {
+  population: number
+  firstP99: number
+  nextP99: number
+  deepMs: number
+}
+
+async function total(server: ServerProcess): Promise<number> {
+  const res = await fetch(`${server.url}/ueditor?action=listImage&start=0&size=1`, {
+    headers: AUTHORIZATION,
+  })
+  return ((await res.json()) as { total: number }).total
+}
+
+/** The median of DEEP_JUMPS single requests, each to a different page in the last tenth. */
+async function deepJumps(server: ServerProcess, population: number): Promise<number> {
+  const times: number[] = []
+  for (let k = 1; k <= DEEP_JUMPS; k++) {
+    const start = population - Math.floor((population / 10) * (k / DEEP_JUMPS))
+    const began = performance.now()
+    const res = await fetch(`${server.url}/ueditor?action=listImage&start=${start}&size=${PAGE}`, {
+      headers: AUTHORIZATION,
+    })
+    const body = await res.text()
+    times.push(performance.now() - began)
+    if (!listed(body)) throw new Error(`deep page ${start}: ${body.slice(0, 200)}`)
+  }
+  return times.sort((a, b) => a - b)[Math.floor(DEEP_JUMPS / 2)] as number
+}
+
+async function measure(server: ServerProcess, population: number, p: Profile): Promise<Figures> {
+  const counted = await total(server)
+  if (counted !== population)
+    throw new Error(`the server counts ${counted} images, not ${population}`)
+  const base = { connections: CONNECTIONS, headers: AUTHORIZATION, expect: listed }
+  const first = `${server.url}/ueditor?action=listImage&start=0&size=${PAGE}`
+  if (p.warmSeconds > 0) await load({ ...base, url: first, seconds: p.warmSeconds })
+  const firstPage = await load({ ...base, url: first, seconds: p.seconds })
+  // Each connection pages like the editor's image manager: start += size, from the second page.
+  const nextPages = await load({
+    ...base,
+    url: first,
+    seconds: p.seconds,
+    nextPath: (connection) => {
+      const start = (((connection.start as number | undefined) ?? 0) + PAGE) % population
+      connection.start = start
+      return `/ueditor?action=listImage&start=${start}&size=${PAGE}`
+    },
+  })
+  return {
+    population,
+    firstP99: firstPage.p99Ms,
+    nextP99: nextPages.p99Ms,
+    deepMs: await deepJumps(server, population),
+  }
+}
+
+/** listImage at each population, grown in one SQLite file; the targets apply at the largest. */
+export function listingScenarios(p: Profile): Promise<Row[]> {
+  return inTempDir(async (dir) => {
+    const dataDir = join(dir, 'data')
+    const file = join(dataDir, 'index.db')
+    const measured: Figures[] = []
+    let have = 0
+    for (const population of p.imagePopulations) {
+      await addImages(file, BENCH_USER, have, population)
+      have = population
+      // A fresh server per population: what it caches, it learns from this population.
+      measured.push(
+        await using(
+          startUeditor(dir, ueditorConfig(dataDir, { index: { driver: 'sqlite', file } })),
+          (s) => measure(s, population, p),
+        ),
+      )
+    }
+    return rows(measured)
+  })
+}
+
+function rows(measured: Figures[]): Row[] {
+  const smallest = measured[0] as Figures
+  const largest = measured[measured.length - 1] as Figures
+  const n = (v: number) =>
+    v >= 1_000_000 ? `${v / 1_000_000}M` : v >= 1000 ? `${v / 1000}k` : `${v}`
+  const across = (pick: (f: Figures) => number) =>
+    measured.map((f) => `${n(f.population)}: ${fmt(pick(f), 1)} ms`).join(', ')
+  const flat = (pick: (f: Figures) => number) =>
+    Math.max(pick(largest), FLOOR_MS) / Math.max(pick(smallest), FLOOR_MS)
+  const at = n(largest.population)
+  const out: Row[] = []
+  for (const [label, pick] of [
+    ['first page', (f: Figures) => f.firstP99],
+    ['next pages', (f: Figures) => f.nextP99],
+  ] as const) {
+    out.push({
+      scenario: `listImage ${label}, p99 at ${CONNECTIONS} connections`,
+      server: across(pick),
+      target: { what: `p99 at ${at}`, value: pick(largest), unit: 'ms', op: '<=', limit: 5 },
+      figures: Object.fromEntries(measured.map((f) => [`p99Ms@${f.population}`, pick(f)])),
+    })
+    out.push({
+      scenario: `listImage ${label}, flat from ${n(smallest.population)} to ${at}`,
+      server: across(pick),
+      target: {
+        what: `p99 ${at} / ${n(smallest.population)}`,
+        value: flat(pick),
+        unit: 'x',
+        op: '<=',
+        limit: FLAT_RATIO,
+      },
+    })
+  }
+  out.push({
+    scenario: `listImage jump to a deep page (median of ${DEEP_JUMPS})`,
+    server: across((f) => f.deepMs),
+    target: { what: `at ${at}`, value: largest.deepMs, unit: 'ms', op: '<=', limit: 50 },
+    figures: Object.fromEntries(measured.map((f) => [`deepMs@${f.population}`, f.deepMs])),
+  })
+  return out
+}

@@ -1,0 +1,48 @@
+import { join } from 'node:path'
+import { AUTHORIZATION, fmt, inTempDir, type Profile, ueditorConfig, using } from '../context.js'
+import { load } from '../load.js'
+import { addMaterials } from '../populations.js'
+import { type ServerProcess, startUeditor } from '../processes.js'
+import type { Row } from '../report.js'
+
+const CONNECTIONS = 10
+const KEYWORD = '标题'
+const found = (body: string) => body.includes('"items":[{')
+
+async function p99(server: ServerProcess, query: string, p: Profile) {
+  const url = `${server.url}/materials/materials?${query}&page=1&pageSize=20`
+  const base = { url, connections: CONNECTIONS, headers: AUTHORIZATION, expect: found }
+  if (p.warmSeconds > 0) await load({ ...base, seconds: p.warmSeconds })
+  return load({ ...base, seconds: p.seconds })
+}
+
+/** The designer's search: a CJK keyword, a parent category (its whole subtree), and both. */
+export function materialsScenarios(p: Profile): Promise<Row[]> {
+  return inTempDir(async (dir) => {
+    const dataDir = join(dir, 'data')
+    const file = join(dataDir, 'index.db')
+    const { parentId } = await addMaterials(file, p.materials)
+    const config = ueditorConfig(dataDir, {
+      index: { driver: 'sqlite', file },
+      materials: { seed: false },
+    })
+    const keyword = `keyword=${encodeURIComponent(KEYWORD)}`
+    return using(startUeditor(dir, config), async (server) => {
+      const rows: Row[] = []
+      for (const [label, query] of [
+        [`keyword ${KEYWORD}`, `categoryId=0&${keyword}`],
+        ['parent category', `categoryId=${parentId}`],
+        [`parent category and ${KEYWORD}`, `categoryId=${parentId}&${keyword}`],
+      ] as const) {
+        const r = await p99(server, query, p)
+        rows.push({
+          scenario: `materials search, ${label}, ${fmt(p.materials)} materials, ${CONNECTIONS} connections`,
+          server: `${fmt(r.perSecond)} req/s, p50 ${fmt(r.p50Ms, 1)} ms, p99 ${fmt(r.p99Ms, 1)} ms`,
+          target: { what: 'p99', value: r.p99Ms, unit: 'ms', op: '<=', limit: 20 },
+          figures: { perSecond: r.perSecond, p50Ms: r.p50Ms, p99Ms: r.p99Ms },
+        })
+      }
+      return rows
+    })
+  })
+}

@@ -1,0 +1,178 @@
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { MP4, png } from '../../tests/helpers/fixtures.js'
+import { multipartBody } from '../../tests/helpers/multipart.js'
+import {
+  AUTHORIZATION,
+  fmt,
+  inTempDir,
+  type Profile,
+  ueditorConfig,
+  using,
+  withCpu,
+} from '../context.js'
+import { type LoadResult, load } from '../load.js'
+import { type ServerProcess, startBare, startUeditor } from '../processes.js'
+import type { Row } from '../report.js'
+
+const MB = 1024 * 1024
+const SMALL_CONNECTIONS = 10
+const succeeded = (body: string) => body.includes('"state":"SUCCESS"')
+
+interface Upload {
+  path: string
+  body: Buffer
+  contentType: string
+}
+
+/** A noisy 184×184 PNG stored uncompressed: about 100 KB that no encoder can shrink. */
+function smallPng(): Upload {
+  const { body, contentType } = multipartBody([
+    {
+      name: 'upfile',
+      filename: 'photo.png',
+      value: png(184, 184, { noise: true }),
+      contentType: 'image/png',
+    },
+  ])
+  return { path: '/ueditor?action=image', body, contentType }
+}
+
+/** A video of `bytes`: an MP4 header (what sniffing reads), then zeros. */
+function video(bytes: number): Upload {
+  const value = Buffer.alloc(bytes)
+  MP4.copy(value)
+  const { body, contentType } = multipartBody([
+    { name: 'file', filename: 'clip.mp4', value, contentType: 'video/mp4' },
+  ])
+  return { path: '/ueditor?action=video', body, contentType }
+}
+
+type Amount = { seconds: number; warmSeconds: number } | { amount: number }
+
+async function send(server: ServerProcess, u: Upload, connections: number, how: Amount) {
+  const base = {
+    url: `${server.url}${u.path}`,
+    connections,
+    method: 'POST' as const,
+    headers: { 'Content-Type': u.contentType, ...AUTHORIZATION },
+    body: u.body,
+    expect: succeeded,
+  }
+  if ('seconds' in how && how.warmSeconds > 0) await load({ ...base, seconds: how.warmSeconds })
+  const { result, cpuMicros } = await withCpu(server, () =>
+    load({ ...base, ...('amount' in how ? { amount: how.amount } : { seconds: how.seconds }) }),
+  )
+  return {
+    ...result,
+    cpuPerUpload: cpuMicros / result.requests,
+    mbPerSecond: mbPerSecond(result, u),
+  }
+}
+
+const mbPerSecond = (r: LoadResult, u: Upload) => (r.requests * u.body.length) / MB / r.seconds
+
+async function bareDisk<T>(dir: string, work: (b: ServerProcess) => Promise<T>): Promise<T> {
+  const folder = join(dir, 'bare')
+  await mkdir(folder, { recursive: true })
+  return using(startBare(['disk', folder]), work)
+}
+
+function ueditorIn<T>(
+  dir: string,
+  name: string,
+  extra: Record<string, unknown>,
+  work: (s: ServerProcess) => Promise<T>,
+) {
+  return using(startUeditor(dir, ueditorConfig(join(dir, name), extra)), work)
+}
+
+/** 100 KB PNG uploads: re-encoding off against bare stream-to-disk, then the image pipeline on. */
+export function smallUploadScenarios(p: Profile): Promise<Row[]> {
+  const u = smallPng()
+  const how = { seconds: p.seconds, warmSeconds: p.warmSeconds }
+  return inTempDir(async (dir): Promise<Row[]> => {
+    const baseline = await bareDisk(dir, (b) => send(b, u, SMALL_CONNECTIONS, how))
+    const off = await ueditorIn(dir, 'off', { images: { enabled: false } }, (s) =>
+      send(s, u, SMALL_CONNECTIONS, how),
+    )
+    const on = await ueditorIn(dir, 'on', {}, (s) => send(s, u, SMALL_CONNECTIONS, how))
+    const text = (r: { perSecond: number; cpuPerUpload: number; p99Ms: number }) =>
+      `${fmt(r.perSecond)} uploads/s, ${fmt(r.cpuPerUpload / 1000, 2)} ms CPU/upload, p99 ${fmt(r.p99Ms)} ms`
+    return [
+      {
+        scenario: `100 KB PNG upload, re-encoding off, ${SMALL_CONNECTIONS} connections`,
+        server: text(off),
+        baseline: text(baseline),
+        target: {
+          what: 'uploads/s vs bare',
+          value: off.perSecond / baseline.perSecond,
+          unit: 'x',
+          op: '>=',
+          limit: 0.5,
+        },
+        figures: {
+          perSecond: off.perSecond,
+          cpuMicrosPerUpload: off.cpuPerUpload,
+          barePerSecond: baseline.perSecond,
+        },
+      },
+      {
+        scenario: `100 KB PNG upload, image pipeline on, ${SMALL_CONNECTIONS} connections`,
+        server: text(on),
+        baseline: text(baseline),
+        figures: { perSecond: on.perSecond, cpuMicrosPerUpload: on.cpuPerUpload, p99Ms: on.p99Ms },
+      },
+    ]
+  })
+}
+
+/** Large uploads in MB/s against bare stream-to-disk; the largest also reports the server's peak RSS. */
+export function largeUploadScenarios(p: Profile): Promise<Row[]> {
+  return inTempDir(async (dir) => {
+    const rows: Row[] = []
+    for (const [size, largest] of [
+      [p.medium, false],
+      [p.large, true],
+    ] as const) {
+      const u = video(size.bytes)
+      const how = { amount: size.amount }
+      const baseline = await bareDisk(dir, (b) => send(b, u, size.connections, how))
+      // A fresh server per size, so its peak RSS belongs to this scenario alone.
+      const measured = await ueditorIn(dir, `video-${size.bytes}`, {}, async (s) => ({
+        ...(await send(s, u, size.connections, how)),
+        peakRss: s.peakRssBytes(),
+      }))
+      const label = `${fmt(size.bytes / MB)} MB upload, ${size.connections} connections`
+      const text = (r: { mbPerSecond: number; cpuPerUpload: number }) =>
+        `${fmt(r.mbPerSecond)} MB/s, ${fmt(r.cpuPerUpload / 1000 / (size.bytes / MB), 2)} ms CPU/MB`
+      rows.push({
+        scenario: label,
+        server: text(measured),
+        baseline: text(baseline),
+        target: {
+          what: 'MB/s vs bare',
+          value: measured.mbPerSecond / baseline.mbPerSecond,
+          unit: 'x',
+          op: '>=',
+          limit: 0.8,
+        },
+        figures: { mbPerSecond: measured.mbPerSecond, bareMbPerSecond: baseline.mbPerSecond },
+      })
+      if (largest)
+        rows.push({
+          scenario: `peak RSS, ${size.connections} concurrent ${fmt(size.bytes / MB)} MB uploads`,
+          server: `${fmt(measured.peakRss / MB)} MB`,
+          target: {
+            what: 'peak RSS',
+            value: measured.peakRss / MB,
+            unit: 'MB',
+            op: '<=',
+            limit: 250,
+          },
+          figures: { peakRssBytes: measured.peakRss },
+        })
+    }
+    return rows
+  })
+}
