@@ -53,6 +53,10 @@ console.log(`\n${table(outcomes)}\n`)
 await writeResults(RESULTS, { smoke: profile.smoke, machine, outcomes })
 const { passed, failed } = tally(outcomes)
 const errors = outcomes.filter((o) => o.status === 'ERROR').length
-console.log(`${passed} passed, ${failed} failed${errors ? `, ${errors} harness errors` : ''}`)
+const harness = errors ? `, ${errors} harness errors` : ''
+// The smoke run proves the harness, not the targets; its line must not read as a test summary.
+if (profile.smoke)
+  console.log(`smoke run: targets met ${passed}, not met ${failed} (not enforced)${harness}`)
+else console.log(`${passed} passed, ${failed} failed${harness}`)
 console.log(`results: ${RESULTS}`)
 process.exitCode = errors > 0 || (failed > 0 && !profile.smoke) ? 1 : 0
