@@ -29,6 +29,7 @@ describe('image and limit settings', () => {
       minFreeBytes: 134_217_728,
       connectionsPerClient: 256,
       quotaBytes: 0,
+      exemptUsers: [],
     })
   })
 
@@ -50,6 +51,7 @@ describe('image and limit settings', () => {
         UEDITOR_LIMIT_MIN_FREE_BYTES: '0',
         UEDITOR_LIMIT_CONNECTIONS_PER_CLIENT: '7',
         UEDITOR_QUOTA_BYTES: '1048576',
+        UEDITOR_LIMIT_EXEMPT_USERS: 'bench, load-test',
       },
     })
     assert.equal(config.images.enabled, false)
@@ -68,6 +70,7 @@ describe('image and limit settings', () => {
       minFreeBytes: 0,
       connectionsPerClient: 7,
       quotaBytes: 1_048_576,
+      exemptUsers: ['bench', 'load-test'],
     })
   })
 
