@@ -1,14 +1,20 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+import { LRUCache } from 'lru-cache'
 import { UeError } from '../shared/errors.js'
-import type { StorageKey } from '../shared/types.js'
+import type { Category, StorageKey } from '../shared/types.js'
 import { guarded, isUniqueViolation } from './errors.js'
+import { isPostgres } from './identity.js'
 import type { DbSchema, FileRow } from './schema.js'
 import type { FileEntry, FileIndex, ListQuery, NewFileEntry } from './types.js'
 
+/** Anchors remembered per process: enough for many clients paging at once, a few MB at most. */
+const MAX_ANCHORS = 20_000
+
 export function createFileIndex(db: Kysely<DbSchema>): FileIndex {
+  const anchors: Anchors = new LRUCache({ max: MAX_ANCHORS })
   return {
     add: (entry) => guarded(() => add(db, entry)),
-    list: (q) => guarded(() => list(db, q)),
+    list: (q) => guarded(() => list(db, anchors, q)),
     get: (key) => guarded(() => get(db, key)),
     remove: (key) => guarded(() => remove(db, key)),
     usage: (owner) => guarded(() => usage(db, owner)),
@@ -38,37 +44,145 @@ async function add(db: Kysely<DbSchema>, entry: NewFileEntry): Promise<FileEntry
   return toEntry(row)
 }
 
+/** Per process: which row sits at an offset of a listing, as of one state of its counts. */
+type Anchors = LRUCache<string, Anchor>
+interface Anchor {
+  createdAt: number
+  id: number
+}
+
+/**
+ * One page in O(page): the total comes from `file_counts`, the page is read from the row at
+ * `start` onwards by (created_at, id). That row is remembered for the offset the client asks for
+ * next (start + size); on a miss (another node served the last page, or a file of this listing
+ * was added or removed since, which changes the counts' `changes`) it is found by walking a
+ * covering index from the nearer end. Count and page are read in one snapshot.
+ */
 async function list(
   db: Kysely<DbSchema>,
+  anchors: Anchors,
   q: ListQuery,
 ): Promise<{ items: FileEntry[]; total: number }> {
   // `IN ()` is a syntax error on PostgreSQL: no categories simply matches nothing.
   if (q.categories.length === 0) return { items: [], total: 0 }
-  const exts = q.exts ?? []
+  const start = wholeNumber(q.start)
+  const size = wholeNumber(q.size)
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (tx) => {
+      const { total, changes } = await counted(tx, q)
+      if (size === 0 || start >= total) return { items: [], total }
+      const shape = `${listingShape(q)}\n${changes}`
+      const anchor = anchors.get(`${shape}\n${start}`) ?? (await rowAt(tx, q, start, total))
+      if (anchor === undefined) return { items: [], total }
+      const rows = await pageFrom(tx, q, anchor, size + 1)
+      anchors.set(`${shape}\n${start}`, anchor)
+      const next = rows[size]
+      if (next !== undefined)
+        anchors.set(`${shape}\n${start + size}`, { createdAt: Number(next.createdAt), id: Number(next.id) })
+      return { items: rows.slice(0, size).map(toEntry), total }
+    })
+}
+
+function listingShape(q: ListQuery): string {
   const owners = q.owners ?? { kind: 'all' }
-  const matches = db
+  return JSON.stringify([
+    owners.kind === 'user' ? owners.user : owners.kind,
+    [...q.categories].sort(),
+    [...(q.exts ?? [])].sort(),
+  ])
+}
+
+/** Scopes of `file_counts` (see file-counts.ts); every owned file is every file minus unowned. */
+async function counted(
+  db: Kysely<DbSchema>,
+  q: ListQuery,
+): Promise<{ total: number; changes: string }> {
+  const owners = q.owners ?? { kind: 'all' }
+  const scopes =
+    owners.kind === 'user' ? [`u:${owners.user}`] : owners.kind === 'owned' ? ['*', '-'] : ['*']
+  const exts = q.exts ?? []
+  const row = await db
+    .selectFrom('fileCounts')
+    .where('scope', 'in', scopes)
+    .where('category', 'in', q.categories)
+    .$if(exts.length > 0, (qb) => qb.where('ext', 'in', exts))
+    .select([
+      sql<string | number | null>`sum(case when scope = '-' then -n else n end)`.as('total'),
+      sql<string | number | null>`sum(changes)`.as('changes'),
+    ])
+    .executeTakeFirstOrThrow()
+  return { total: Number(row.total ?? 0), changes: String(row.changes ?? 0) }
+}
+
+/**
+ * The rows a listing shows. `steer`: on SQLite, keep category and extension from choosing the
+ * index (a unary `+`), so the walk takes a covering index already in (created_at, id) order
+ * rather than sorting every match; PostgreSQL's planner has statistics and needs no hint.
+ */
+function matching(db: Kysely<DbSchema>, q: ListQuery, categories: readonly Category[], steer = false) {
+  const owners = q.owners ?? { kind: 'all' }
+  const exts = q.exts ?? []
+  const column = (name: 'category' | 'ext') =>
+    steer && !isPostgres(db) ? sql<string>`+${sql.ref(name)}` : sql<string>`${sql.ref(name)}`
+  return db
     .selectFrom('files')
     .$if(owners.kind === 'user', (qb) => qb.where('owner', '=', (owners as { user: string }).user))
     .$if(owners.kind === 'owned', (qb) => qb.where('owner', 'is not', null))
-    .where('category', 'in', q.categories)
-    .$if(exts.length > 0, (qb) => qb.where('ext', 'in', exts))
+    .$if(categories.length === 1, (qb) => qb.where('category', '=', categories[0] as Category))
+    .$if(categories.length > 1, (qb) => qb.where(column('category'), 'in', categories))
+    .$if(exts.length > 0, (qb) => qb.where(column('ext'), 'in', exts))
+}
 
-  const { total } = await matches
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
-    .executeTakeFirstOrThrow()
-  const count = Number(total)
-  const start = wholeNumber(q.start)
-  const size = wholeNumber(q.size)
-  if (size === 0 || start >= count) return { items: [], total: count }
+/**
+ * The (created_at, id) of the row at `offset` (< total), walking a covering index from
+ * whichever end is nearer, so a jump near the end costs as little as one near the start.
+ */
+async function rowAt(
+  db: Kysely<DbSchema>,
+  q: ListQuery,
+  offset: number,
+  total: number,
+): Promise<Anchor | undefined> {
+  const fromEnd = offset >= total / 2
+  const direction = fromEnd ? 'asc' : 'desc'
+  const row = await matching(db, q, q.categories, true)
+    .select(['createdAt', 'id'])
+    .orderBy('createdAt', direction)
+    .orderBy('id', direction)
+    .limit(1)
+    .offset(fromEnd ? total - 1 - offset : offset)
+    .executeTakeFirst()
+  return row === undefined ? undefined : { createdAt: Number(row.createdAt), id: Number(row.id) }
+}
 
-  const rows = await matches
-    .selectAll()
+/**
+ * Up to `limit` rows from `anchor` on, newest first: one index range per category, merged.
+ */
+function pageFrom(db: Kysely<DbSchema>, q: ListQuery, anchor: Anchor, limit: number) {
+  const parts = q.categories.map((category, i) =>
+    db
+      .selectFrom(
+        matching(db, q, [category])
+          .where((eb) =>
+            eb(eb.refTuple('createdAt', 'id'), '<=', eb.tuple(anchor.createdAt, anchor.id)),
+          )
+          .selectAll()
+          .orderBy('createdAt', 'desc')
+          .orderBy('id', 'desc')
+          .limit(limit)
+          .as(`c${i}`),
+      )
+      .selectAll(),
+  )
+  const [first, ...rest] = parts as [(typeof parts)[number], ...typeof parts]
+  return rest
+    .reduce((union, part) => union.unionAll(part), first)
     .orderBy('createdAt', 'desc')
     .orderBy('id', 'desc')
-    .limit(size)
-    .offset(start)
+    .limit(limit)
     .execute()
-  return { items: rows.map(toEntry), total: count }
 }
 
 async function get(db: Kysely<DbSchema>, key: StorageKey): Promise<FileEntry | null> {

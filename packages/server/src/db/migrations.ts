@@ -6,7 +6,9 @@ import {
   Migrator,
 } from 'kysely'
 import { UeError } from '../shared/errors.js'
+import { fileCountsUp } from './file-counts.js'
 import { isPostgres } from './identity.js'
+import { materialSearchUp } from './material-search-schema.js'
 
 // Migrations see the database as it was when they were written, hence Kysely<any>.
 // biome-ignore lint/suspicious/noExplicitAny: schema changes over time; see Kysely's migration docs
@@ -96,6 +98,10 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.alterTable('files').dropColumn('owner').execute()
     },
   },
+  // Listings cost O(page): maintained counts and covering indexes for the offset-to-row lookup.
+  '0004_file_counts': { up: fileCountsUp },
+  // Keyword search through text indexes: terms of 1-2 characters, trigrams for longer ones.
+  '0005_material_search': { up: materialSearchUp },
 }
 
 const migrationProvider: MigrationProvider = {

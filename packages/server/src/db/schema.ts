@@ -51,7 +51,17 @@ export interface MaterialsTable {
   updatedAt: number
 }
 
+/** Maintained by triggers (see file-counts.ts): files per scope, category and extension. */
+export interface FileCountsTable {
+  scope: string
+  category: string
+  ext: string
+  n: number
+  changes: number
+}
+
 export interface DbSchema {
+  fileCounts: FileCountsTable
   files: FilesTable
   categories: CategoriesTable
   materials: MaterialsTable
