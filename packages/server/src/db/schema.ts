@@ -60,8 +60,25 @@ export interface FileCountsTable {
   changes: number
 }
 
+/** Kept by material-terms.ts: the 1-2 character substrings of each material's name and tags. */
+export interface MaterialTermsTable {
+  term: string
+  id: number
+  /** The material's category id, 0 for none. */
+  categoryKey: number
+  createdAt: number
+}
+
+export interface MaterialTermCountsTable {
+  term: string
+  categoryKey: number
+  n: number
+}
+
 export interface DbSchema {
   fileCounts: FileCountsTable
+  materialTerms: MaterialTermsTable
+  materialTermCounts: MaterialTermCountsTable
   files: FilesTable
   categories: CategoriesTable
   materials: MaterialsTable

@@ -29,7 +29,13 @@ if ('unavailable' in lane) {
       const url = await cluster.createDatabase()
       const first = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
       assert.equal(first.dialect, 'postgres')
-      assert.deepEqual(await first.migrate(), ['0001_files', '0002_materials', '0003_file_owner'])
+      assert.deepEqual(await first.migrate(), [
+        '0001_files',
+        '0002_materials',
+        '0003_file_owner',
+        '0004_file_counts',
+        '0005_material_search',
+      ])
       const added = await first.files.add({
         key: '2025/01/02/kept.png' as never,
         category: 'image',
