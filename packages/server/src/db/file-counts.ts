@@ -62,7 +62,9 @@ function countRows(row: 'new' | 'old', delta: 1 | -1) {
 async function sqliteTriggers(db: AnyDb): Promise<void> {
   const removed = countRows('old', -1)
   const added = countRows('new', 1)
-  await sql`create trigger files_counts_insert after insert on files begin ${added}; end`.execute(db)
+  await sql`create trigger files_counts_insert after insert on files begin ${added}; end`.execute(
+    db,
+  )
   await sql`create trigger files_counts_delete after delete on files begin ${removed}; end`.execute(
     db,
   )

@@ -80,7 +80,10 @@ async function list(
       anchors.set(`${shape}\n${start}`, anchor)
       const next = rows[size]
       if (next !== undefined)
-        anchors.set(`${shape}\n${start + size}`, { createdAt: Number(next.createdAt), id: Number(next.id) })
+        anchors.set(`${shape}\n${start + size}`, {
+          createdAt: Number(next.createdAt),
+          id: Number(next.id),
+        })
       return { items: rows.slice(0, size).map(toEntry), total }
     })
 }
@@ -121,7 +124,12 @@ async function counted(
  * index (a unary `+`), so the walk takes a covering index already in (created_at, id) order
  * rather than sorting every match; PostgreSQL's planner has statistics and needs no hint.
  */
-function matching(db: Kysely<DbSchema>, q: ListQuery, categories: readonly Category[], steer = false) {
+function matching(
+  db: Kysely<DbSchema>,
+  q: ListQuery,
+  categories: readonly Category[],
+  steer = false,
+) {
   const owners = q.owners ?? { kind: 'all' }
   const exts = q.exts ?? []
   const column = (name: 'category' | 'ext') =>

@@ -160,7 +160,10 @@ function repositoryOver(db: Kysely<DbSchema>, transact?: Transact): MaterialRepo
         if (ids.length === 0) return 0
         return atomically(db, async (tx) => {
           await dropTermsIn(tx, ids)
-          const r = await tx.deleteFrom('materials').where('categoryId', 'in', ids).executeTakeFirst()
+          const r = await tx
+            .deleteFrom('materials')
+            .where('categoryId', 'in', ids)
+            .executeTakeFirst()
           return Number(r.numDeletedRows)
         })
       }),
@@ -253,7 +256,10 @@ async function saveMaterial(db: Kysely<DbSchema>, m: MaterialInput): Promise<Mat
 }
 
 /** Runs `work` in a transaction, or in the one `db` already is. */
-function atomically<T>(db: Kysely<DbSchema>, work: (tx: Kysely<DbSchema>) => Promise<T>): Promise<T> {
+function atomically<T>(
+  db: Kysely<DbSchema>,
+  work: (tx: Kysely<DbSchema>) => Promise<T>,
+): Promise<T> {
   return db.isTransaction ? work(db) : db.transaction().execute(work)
 }
 
