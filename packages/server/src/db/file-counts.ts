@@ -52,10 +52,10 @@ function countRows(row: 'new' | 'old', delta: 1 | -1) {
   )
   const all = sql.raw(`'*', ${row}.category, coalesce(${row}.ext, ''), ${delta}, 1`)
   return sql`
-    insert into file_counts as c (scope, category, ext, n, changes)
+    insert into file_counts (scope, category, ext, n, changes)
     values (${all}), (${scope})
     on conflict (scope, category, ext)
-    do update set n = c.n + excluded.n, changes = c.changes + 1
+    do update set n = file_counts.n + excluded.n, changes = file_counts.changes + 1
   `
 }
 
