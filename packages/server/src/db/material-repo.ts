@@ -2,14 +2,7 @@ import { type Kysely, type SqlBool, sql } from 'kysely'
 import type { Page } from '../shared/types.js'
 import { guarded } from './errors.js'
 import { advanceIdentityPast, isPostgres } from './identity.js'
-import {
-  dropTerms,
-  dropTermsIn,
-  moveTerms,
-  NO_CATEGORY,
-  reindexTerms,
-  SHORT_KEYWORD,
-} from './material-terms.js'
+import { dropTerms, dropTermsIn, moveTerms, reindexTerms, SHORT_KEYWORD } from './material-terms.js'
 import type { CategoryRow, DbSchema, MaterialRow } from './schema.js'
 
 /** The largest id: ids are `integer` columns, 32-bit on PostgreSQL. */

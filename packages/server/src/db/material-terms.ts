@@ -10,7 +10,7 @@ export const SHORT_KEYWORD = 2
 const BATCH = 500
 
 /** Category key of a material without a category (ids start at 1). */
-export const NO_CATEGORY = 0
+const NO_CATEGORY = 0
 
 /**
  * '' and every substring of one or two characters (code points, as LIKE counts them) of each
