@@ -44,8 +44,11 @@ async function add(db: Kysely<DbSchema>, entry: NewFileEntry): Promise<FileEntry
   return toEntry(row)
 }
 
-/** Per process: which row sits at an offset of a listing, as of one state of its counts. */
-type Anchors = LRUCache<string, Anchor>
+/**
+ * Per process: which row sits at an offset of a listing, as of one state of its counts
+ * (`changes`), keyed by the listing and the offset.
+ */
+type Anchors = LRUCache<string, { anchor: Anchor; changes: string }>
 interface Anchor {
   createdAt: number
   id: number
@@ -53,10 +56,12 @@ interface Anchor {
 
 /**
  * One page in O(page): the total comes from `file_counts`, the page is read from the row at
- * `start` onwards by (created_at, id). That row is remembered for the offset the client asks for
- * next (start + size); on a miss (another node served the last page, or a file of this listing
- * was added or removed since, which changes the counts' `changes`) it is found by walking a
- * covering index from the nearer end. Count and page are read in one snapshot.
+ * `start` onwards by (created_at, id). The first page needs no anchor; the row after each page
+ * is remembered for the offset the client asks for next (start + size), and count and page come
+ * back in one statement, so one snapshot, whose `changes` must still be the anchor's. On a miss
+ * (another node served the last page, or a file of this listing was added or removed since) the
+ * row at `start` is found by walking a covering index from the nearer end, in one snapshot with
+ * the count and the page.
  */
 async function list(
   db: Kysely<DbSchema>,
@@ -67,63 +72,97 @@ async function list(
   if (q.categories.length === 0) return { items: [], total: 0 }
   const start = wholeNumber(q.start)
   const size = wholeNumber(q.size)
+  if (size === 0) return { items: [], total: (await counted(db, q)).total }
+  const shape = listingShape(q)
+  const remember = (offset: number, anchor: Anchor, changes: string) =>
+    anchors.set(`${shape}\n${offset}`, { anchor, changes })
+  const answer = (rows: FileRow[], total: number, changes: string) => {
+    const next = rows[size]
+    if (next !== undefined) remember(start + size, anchorOf(next), changes)
+    return { items: rows.slice(0, size).map(toEntry), total }
+  }
+
+  const known = anchors.get(`${shape}\n${start}`)
+  if (start === 0 || known !== undefined) {
+    const { total, changes, rows } = await countedPage(db, q, known?.anchor, size + 1)
+    if (start === 0 || changes === known?.changes)
+      return start >= total ? { items: [], total } : answer(rows, total, changes)
+  }
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (tx) => {
       const { total, changes } = await counted(tx, q)
-      if (size === 0 || start >= total) return { items: [], total }
-      const shape = `${listingShape(q)}\n${changes}`
-      const anchor = anchors.get(`${shape}\n${start}`) ?? (await rowAt(tx, q, start, total))
+      if (start >= total) return { items: [], total }
+      const anchor = await rowAt(tx, q, start, total)
       if (anchor === undefined) return { items: [], total }
-      const rows = await pageFrom(tx, q, anchor, size + 1)
-      anchors.set(`${shape}\n${start}`, anchor)
-      const next = rows[size]
-      if (next !== undefined)
-        anchors.set(`${shape}\n${start + size}`, {
-          createdAt: Number(next.createdAt),
-          id: Number(next.id),
-        })
-      return { items: rows.slice(0, size).map(toEntry), total }
+      remember(start, anchor, changes)
+      return answer(await pageFrom(tx, q, anchor, size + 1).execute(), total, changes)
     })
 }
 
+function anchorOf(row: FileRow): Anchor {
+  return { createdAt: Number(row.createdAt), id: Number(row.id) }
+}
+
 function listingShape(q: ListQuery): string {
-  const owners = q.owners ?? { kind: 'all' }
-  return JSON.stringify([
-    owners.kind === 'user' ? owners.user : owners.kind,
-    [...q.categories].sort(),
-    [...(q.exts ?? [])].sort(),
-  ])
+  return JSON.stringify([scopesOf(q), [...q.categories].sort(), [...(q.exts ?? [])].sort()])
 }
 
 /** Scopes of `file_counts` (see file-counts.ts); every owned file is every file minus unowned. */
-async function counted(
-  db: Kysely<DbSchema>,
-  q: ListQuery,
-): Promise<{ total: number; changes: string }> {
+function scopesOf(q: ListQuery): string[] {
   const owners = q.owners ?? { kind: 'all' }
-  const scopes =
-    owners.kind === 'user' ? [`u:${owners.user}`] : owners.kind === 'owned' ? ['*', '-'] : ['*']
+  return owners.kind === 'user'
+    ? [`u:${owners.user}`]
+    : owners.kind === 'owned'
+      ? ['*', '-']
+      : ['*']
+}
+
+function countsOf(db: Kysely<DbSchema>, q: ListQuery) {
   const exts = q.exts ?? []
-  const row = await db
+  return db
     .selectFrom('fileCounts')
-    .where('scope', 'in', scopes)
+    .where('scope', 'in', scopesOf(q))
     .where('category', 'in', q.categories)
     .$if(exts.length > 0, (qb) => qb.where('ext', 'in', exts))
     .select([
       sql<string | number | null>`sum(case when scope = '-' then -n else n end)`.as('total'),
       sql<string | number | null>`sum(changes)`.as('changes'),
     ])
-    .executeTakeFirstOrThrow()
+}
+
+async function counted(
+  db: Kysely<DbSchema>,
+  q: ListQuery,
+): Promise<{ total: number; changes: string }> {
+  const row = await countsOf(db, q).executeTakeFirstOrThrow()
   return { total: Number(row.total ?? 0), changes: String(row.changes ?? 0) }
 }
 
-/**
- * The rows a listing shows. `steer`: on SQLite, keep category and extension from choosing the
- * index (a unary `+`), so the walk takes a covering index already in (created_at, id) order
- * rather than sorting every match; PostgreSQL's planner has statistics and needs no hint.
- */
+/** The count and up to `limit` rows from `anchor` (absent: from the newest) in one statement. */
+async function countedPage(
+  db: Kysely<DbSchema>,
+  q: ListQuery,
+  anchor: Anchor | undefined,
+  limit: number,
+): Promise<{ total: number; changes: string; rows: FileRow[] }> {
+  const joined = await db
+    .selectFrom(countsOf(db, q).as('c'))
+    .leftJoin(pageFrom(db, q, anchor, limit).as('p'), (join) => join.onTrue())
+    .selectAll('p')
+    .select(['c.total', 'c.changes'])
+    .orderBy('p.createdAt', 'desc')
+    .orderBy('p.id', 'desc')
+    .execute()
+  const first = joined[0]
+  return {
+    total: Number(first?.total ?? 0),
+    changes: String(first?.changes ?? 0),
+    rows: joined.filter((r) => r.id !== null) as FileRow[],
+  }
+}
+
 function matching(
   db: Kysely<DbSchema>,
   q: ListQuery,
@@ -168,13 +207,19 @@ async function rowAt(
 /**
  * Up to `limit` rows from `anchor` on, newest first: one index range per category, merged.
  */
-function pageFrom(db: Kysely<DbSchema>, q: ListQuery, anchor: Anchor, limit: number) {
+function pageFrom(db: Kysely<DbSchema>, q: ListQuery, anchor: Anchor | undefined, limit: number) {
   const parts = q.categories.map((category, i) =>
     db
       .selectFrom(
         matching(db, q, [category])
-          .where((eb) =>
-            eb(eb.refTuple('createdAt', 'id'), '<=', eb.tuple(anchor.createdAt, anchor.id)),
+          .$if(anchor !== undefined, (qb) =>
+            qb.where((eb) =>
+              eb(
+                eb.refTuple('createdAt', 'id'),
+                '<=',
+                eb.tuple(anchor?.createdAt ?? 0, anchor?.id ?? 0),
+              ),
+            ),
           )
           .selectAll()
           .orderBy('createdAt', 'desc')
@@ -190,7 +235,6 @@ function pageFrom(db: Kysely<DbSchema>, q: ListQuery, anchor: Anchor, limit: num
     .orderBy('createdAt', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
-    .execute()
 }
 
 async function get(db: Kysely<DbSchema>, key: StorageKey): Promise<FileEntry | null> {
