@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import { isPostgres } from './identity.js'
-import { reindexTerms } from './material-terms.js'
+import { insertTerms } from './material-terms.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: runs inside a migration, on the schema of its time
 type AnyDb = Kysely<any>
@@ -35,8 +35,7 @@ export async function materialSearchUp(db: AnyDb): Promise<void> {
     .addColumn('n', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('material_term_counts_pk', ['term', 'category_key'])
     .execute()
-  const ids = await db.selectFrom('materials').select('id').execute()
-  for (const { id } of ids) await reindexTerms(db, Number(id))
+  await insertTerms(db)
   if (isPostgres(db)) await postgresTrigrams(db)
   else await sqliteTrigrams(db)
 }

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type SqlBool, sql } from 'kysely'
 
 // biome-ignore lint/suspicious/noExplicitAny: also runs inside the migration that creates the tables
 type AnyDb = Kysely<any>
@@ -6,59 +6,57 @@ type AnyDb = Kysely<any>
 /** Keywords of at most this many characters are answered from `material_terms`. */
 export const SHORT_KEYWORD = 2
 
-/** Rows per insert statement: far below either dialect's parameter limit. */
-const BATCH = 500
-
 /** Category key of a material without a category (ids start at 1). */
 const NO_CATEGORY = 0
 
 /**
- * '' and every substring of one or two characters (code points, as LIKE counts them) of each
- * text, which the database has already lower-cased, so the terms match its own `lower()`.
+ * Writes the terms of these materials (all of them when `ids` is absent), which must have none
+ * yet, and adds them to the counts: '' and every substring of one or two characters of the
+ * lower-cased name and of the lower-cased tags. The database cuts and lower-cases (its
+ * `substr`, `length` and `lower()` count and fold as its `LIKE` does), in one statement.
  */
-export function termsOf(texts: readonly string[]): string[] {
-  const terms = new Set([''])
-  for (const text of texts) {
-    const chars = Array.from(text)
-    chars.forEach((c, i) => {
-      terms.add(c)
-      if (i + 1 < chars.length) terms.add(c + chars[i + 1])
-    })
-  }
-  return [...terms].sort()
+export async function insertTerms(db: AnyDb, ids?: readonly number[]): Promise<void> {
+  if (ids !== undefined && ids.length === 0) return
+  const chosen = (alias: string) =>
+    ids === undefined ? sql<SqlBool>`true` : sql<SqlBool>`${sql.ref(`${alias}.id`)} in (${sql.join(ids)})`
+  const { longest } = await db
+    .selectFrom('materials as m')
+    .where(chosen('m'))
+    .select(
+      sql<number | string | null>`max(case when length(lower(m.name)) > length(lower(m.tags_search))
+        then length(lower(m.name)) else length(lower(m.tags_search)) end)`.as('longest'),
+    )
+    .executeTakeFirstOrThrow()
+  const cuts = (column: 'name' | 'tags_search') => sql`
+    select substr(lower(${sql.ref(`m.${column}`)}), p.n, w.w) as term, m.id, m.category_id,
+      m.created_at
+    from materials m cross join widths w
+    join positions p on p.n + w.w - 1 <= length(lower(${sql.ref(`m.${column}`)}))
+    where ${chosen('m')}`
+  await sql`
+    insert into material_terms (term, id, category_key, created_at)
+    with recursive positions (n) as (
+      select 1 union all select n + 1 from positions where n < ${Number(longest ?? 0)}
+    ), widths (w) as (select 1 union all select 2)
+    select distinct term, id, coalesce(category_id, ${NO_CATEGORY}), created_at from (
+      select '' as term, m.id, m.category_id, m.created_at from materials m where ${chosen('m')}
+      union all ${cuts('name')}
+      union all ${cuts('tags_search')}
+    ) as cut
+  `.execute(db)
+  // The WHERE also keeps SQLite from reading ON CONFLICT as part of the SELECT.
+  await sql`
+    insert into material_term_counts (term, category_key, n)
+    select term, category_key, count(*) from material_terms where ${chosen('material_terms')}
+    group by term, category_key
+    on conflict (term, category_key) do update set n = material_term_counts.n + excluded.n
+  `.execute(db)
 }
 
 /** Replaces the terms of one material (and their counts) with those of its current row. */
 export async function reindexTerms(db: AnyDb, id: number): Promise<void> {
   await dropTerms(db, id)
-  const row = await db
-    .selectFrom('materials')
-    .where('id', '=', id)
-    .select([
-      sql<string>`lower(name)`.as('name'),
-      sql<string>`lower(tags_search)`.as('tags'),
-      'category_id as categoryId',
-      'created_at as createdAt',
-    ])
-    .executeTakeFirst()
-  if (row === undefined) return
-  const rows = termsOf([row.name, row.tags]).map((term) => ({
-    term,
-    id,
-    category_key: row.categoryId ?? NO_CATEGORY,
-    created_at: row.createdAt,
-  }))
-  for (let i = 0; i < rows.length; i += BATCH)
-    await db
-      .insertInto('material_terms')
-      .values(rows.slice(i, i + BATCH))
-      .execute()
-  // `where true`: SQLite needs it to read an upsert after INSERT ... SELECT.
-  await sql`
-    insert into material_term_counts (term, category_key, n)
-    select term, category_key, 1 from material_terms where id = ${id} and true
-    on conflict (term, category_key) do update set n = material_term_counts.n + 1
-  `.execute(db)
+  await insertTerms(db, [id])
 }
 
 /** Removes the terms of one material and takes it out of their counts. */
