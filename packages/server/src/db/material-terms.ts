@@ -18,7 +18,9 @@ const NO_CATEGORY = 0
 export async function insertTerms(db: AnyDb, ids?: readonly number[]): Promise<void> {
   if (ids !== undefined && ids.length === 0) return
   const chosen = (alias: string) =>
-    ids === undefined ? sql<SqlBool>`true` : sql<SqlBool>`${sql.ref(`${alias}.id`)} in (${sql.join(ids)})`
+    ids === undefined
+      ? sql<SqlBool>`true`
+      : sql<SqlBool>`${sql.ref(`${alias}.id`)} in (${sql.join(ids)})`
   const { longest } = await db
     .selectFrom('materials as m')
     .where(chosen('m'))
