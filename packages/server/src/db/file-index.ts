@@ -208,7 +208,8 @@ async function rowAt(
  * Up to `limit` rows from `anchor` on, newest first: one index range per category, merged.
  */
 function pageFrom(db: Kysely<DbSchema>, q: ListQuery, anchor: Anchor | undefined, limit: number) {
-  const parts = q.categories.map((category, i) =>
+  // A category named twice must not give its rows twice (IN would not).
+  const parts = [...new Set(q.categories)].map((category, i) =>
     db
       .selectFrom(
         matching(db, q, [category])

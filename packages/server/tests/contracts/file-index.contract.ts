@@ -245,6 +245,7 @@ export function fileIndexContract(name: string, open: () => Promise<MetadataStor
         )
       const shapes: Omit<ListQuery, 'start' | 'size'>[] = [
         { categories: ['image', 'scrawl', 'catch'] },
+        { categories: ['image', 'image', 'scrawl'] },
         { categories: ['image', 'scrawl', 'catch'], exts: ['.png', '.gif'] },
         { categories: ['file'], owners: { kind: 'owned' } },
         { categories: ['image', 'catch', 'file'], owners: { kind: 'user', user: 'alice' } },
