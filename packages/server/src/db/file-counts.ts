@@ -33,7 +33,16 @@ export async function fileCountsUp(db: AnyDb): Promise<void> {
   `.execute(db)
   if (isPostgres(db)) await postgresTriggers(db)
   else await sqliteTriggers(db)
-  // The row at an offset is found by walking one of these without touching the table.
+  // The row at an offset is found by walking one of these without touching the table. The
+  // category one replaces the plain (category, created_at, id) index; the extension index served
+  // only the old count.
+  await db.schema
+    .createIndex('files_category_created_at_id_cover_idx')
+    .on('files')
+    .columns(['category', 'created_at', 'id', 'ext', 'owner'])
+    .execute()
+  await db.schema.dropIndex('files_category_created_at_id_idx').execute()
+  await db.schema.dropIndex('files_ext_idx').execute()
   await db.schema
     .createIndex('files_created_at_id_cover_idx')
     .on('files')

@@ -184,7 +184,9 @@ function matching(
 
 /**
  * The (created_at, id) of the row at `offset` (< total), walking a covering index from
- * whichever end is nearer, so a jump near the end costs as little as one near the start.
+ * whichever end is nearer, so a jump near the end costs as little as one near the start: one
+ * category walks `(category, created_at, id, ext, owner)`, several the `(created_at, id, ...)`
+ * or `(owner, created_at, id, ...)` one.
  */
 async function rowAt(
   db: Kysely<DbSchema>,
