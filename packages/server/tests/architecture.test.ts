@@ -36,7 +36,7 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   sharp: ['images/sharp.ts', 'images/svg-raster.ts'],
   '@mathjax/src': ['formula/mathjax.ts'],
   '@mathjax/mathjax-newcm-font': ['formula/mathjax.ts'],
-  'lru-cache': ['formula/handler.ts'],
+  'lru-cache': ['formula/handler.ts', 'db/file-index.ts'],
   undici: ['ingest/remote/fetch-image.ts'],
   // The one IP parser, in the four files that read addresses (docs/architecture.md).
   'ipaddr.js': [

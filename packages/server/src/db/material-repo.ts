@@ -2,7 +2,8 @@ import { type Kysely, type SqlBool, sql } from 'kysely'
 import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import type { Page } from '../shared/types.js'
 import { guarded } from './errors.js'
-import { advanceIdentityPast } from './identity.js'
+import { advanceIdentityPast, isPostgres } from './identity.js'
+import { dropTerms, dropTermsIn, moveTerms, reindexTerms, SHORT_KEYWORD } from './material-terms.js'
 import type { CategoryRow, DbSchema, MaterialRow } from './schema.js'
 
 /** The largest id: ids are `integer` columns, 32-bit on PostgreSQL. */
@@ -116,12 +117,15 @@ function repositoryOver(db: Kysely<DbSchema>, transact?: Transact): MaterialRepo
         return rows.map(toMaterial)
       }),
     getMaterial: (id) => guarded(() => getMaterial(db, id)),
-    saveMaterial: (input) => guarded(() => saveMaterial(db, input)),
+    saveMaterial: (input) => guarded(() => atomically(db, (tx) => saveMaterial(tx, input))),
     deleteMaterial: (id) =>
-      guarded(async () => {
-        const r = await db.deleteFrom('materials').where('id', '=', id).executeTakeFirst()
-        return r.numDeletedRows > 0n
-      }),
+      guarded(() =>
+        atomically(db, async (tx) => {
+          await dropTerms(tx, id)
+          const r = await tx.deleteFrom('materials').where('id', '=', id).executeTakeFirst()
+          return r.numDeletedRows > 0n
+        }),
+      ),
     countMaterials: (ids) =>
       guarded(async () => {
         if (ids.length === 0) return 0
@@ -135,18 +139,27 @@ function repositoryOver(db: Kysely<DbSchema>, transact?: Transact): MaterialRepo
     moveMaterials: (from, to) =>
       guarded(async () => {
         if (from.length === 0) return 0
-        const r = await db
-          .updateTable('materials')
-          .set({ categoryId: to, updatedAt: Date.now() })
-          .where('categoryId', 'in', from)
-          .executeTakeFirst()
-        return Number(r.numUpdatedRows)
+        return atomically(db, async (tx) => {
+          const r = await tx
+            .updateTable('materials')
+            .set({ categoryId: to, updatedAt: Date.now() })
+            .where('categoryId', 'in', from)
+            .executeTakeFirst()
+          await moveTerms(tx, from, to)
+          return Number(r.numUpdatedRows)
+        })
       }),
     deleteMaterialsIn: (ids) =>
       guarded(async () => {
         if (ids.length === 0) return 0
-        const r = await db.deleteFrom('materials').where('categoryId', 'in', ids).executeTakeFirst()
-        return Number(r.numDeletedRows)
+        return atomically(db, async (tx) => {
+          await dropTermsIn(tx, ids)
+          const r = await tx
+            .deleteFrom('materials')
+            .where('categoryId', 'in', ids)
+            .executeTakeFirst()
+          return Number(r.numDeletedRows)
+        })
       }),
     transaction: (work) => (transact ? transact(work) : work(repo)),
   }
@@ -232,26 +245,135 @@ async function saveMaterial(db: Kysely<DbSchema>, m: MaterialInput): Promise<Mat
     .returningAll()
     .executeTakeFirstOrThrow()
   if (m.id !== undefined) await advanceIdentityPast(db, 'materials', m.id)
+  await reindexTerms(db, Number(row.id))
   return toMaterial(row)
 }
 
+/** Runs `work` in a transaction, or in the one `db` already is. */
+function atomically<T>(
+  db: Kysely<DbSchema>,
+  work: (tx: Kysely<DbSchema>) => Promise<T>,
+): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work)
+}
+
+/**
+ * Keywords of up to two characters (and none) are answered from the maintained terms and their
+ * counts; longer ones by the literal match, which a trigram index narrows down first. Both give
+ * exactly what `lower(name or tags) LIKE %keyword%`, or the exact id, matches.
+ */
 async function search(db: Kysely<DbSchema>, q: MaterialSearch): Promise<Page<MaterialRecord>> {
   if (q.categoryIds !== undefined && q.categoryIds.length === 0) return { items: [], total: 0 }
   const keyword = q.keyword ?? ''
-  const pattern = `%${escapeLike(keyword)}%`
   const id = /^\d{1,10}$/.test(keyword) ? Number(keyword) : Number.NaN
+  const exactId = id >= 1 && id <= MAX_ID ? id : undefined
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (tx) => {
+      const { term } = await sql<{ term: string }>`select lower(${keyword}) as term`
+        .execute(tx)
+        .then((r) => r.rows[0] as { term: string })
+      return Array.from(term).length <= SHORT_KEYWORD
+        ? searchTerm(tx, q, term, exactId)
+        : searchLiteral(tx, q, keyword, exactId)
+    })
+}
+
+async function searchTerm(
+  db: Kysely<DbSchema>,
+  q: MaterialSearch,
+  term: string,
+  exactId: number | undefined,
+): Promise<Page<MaterialRecord>> {
+  const keys = q.categoryIds
+  const counted = await db
+    .selectFrom('materialTermCounts')
+    .where('term', '=', term)
+    .$if(keys !== undefined, (qb) => qb.where('categoryKey', 'in', keys ?? []))
+    .select(sql<string | number | null>`sum(n)`.as('n'))
+    .executeTakeFirstOrThrow()
+  let total = Number(counted.n ?? 0)
+  // The exact id matches as well, unless its text already does.
+  const byId =
+    exactId === undefined
+      ? undefined
+      : await db
+          .selectFrom('materials')
+          .where('id', '=', exactId)
+          .$if(keys !== undefined, (qb) => qb.where('categoryId', 'in', keys ?? []))
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('materialTerms')
+                  .where('term', '=', term)
+                  .where('id', '=', exactId)
+                  .select('id'),
+              ),
+            ),
+          )
+          .select('id')
+          .executeTakeFirst()
+  if (byId !== undefined) total += 1
+  const offset = (q.page - 1) * q.pageSize
+  if (q.pageSize < 1 || offset >= total) return { items: [], total }
+  const rows = await db
+    .selectFrom('materials')
+    .where((eb) =>
+      eb.or([
+        eb(
+          'id',
+          'in',
+          eb
+            .selectFrom('materialTerms')
+            .where('term', '=', term)
+            .$if(keys !== undefined, (qb) => qb.where('categoryKey', 'in', keys ?? []))
+            .select('id')
+            .orderBy('createdAt', 'desc')
+            .orderBy('id', 'desc')
+            .limit(offset + q.pageSize),
+        ),
+        ...(byId === undefined ? [] : [eb('id', '=', byId.id)]),
+      ]),
+    )
+    .selectAll()
+    .orderBy('createdAt', 'desc')
+    .orderBy('id', 'desc')
+    .limit(q.pageSize)
+    .offset(offset)
+    .execute()
+  return { items: rows.map(toMaterial), total }
+}
+
+async function searchLiteral(
+  db: Kysely<DbSchema>,
+  q: MaterialSearch,
+  keyword: string,
+  exactId: number | undefined,
+): Promise<Page<MaterialRecord>> {
+  const pattern = `%${escapeLike(keyword)}%`
+  // SQLite's trigram index answers a quoted phrase; its matches are a superset of the literal
+  // ones (it folds all of Unicode's case, lower() only ASCII), which the LIKE then narrows.
+  const phrase = `"${keyword.replaceAll('"', '""')}"`
   const matches = db
     .selectFrom('materials')
     .$if(q.categoryIds !== undefined, (qb) => qb.where('categoryId', 'in', q.categoryIds ?? []))
-    .$if(keyword !== '', (qb) =>
-      qb.where((eb) =>
-        eb.or([
-          // lower() on both sides: ASCII-only on SQLite, Unicode on PostgreSQL, symmetric on each.
-          sql<SqlBool>`lower(${eb.ref('name')}) like lower(${pattern}) escape '\\'`,
-          sql<SqlBool>`lower(${eb.ref('tagsSearch')}) like lower(${pattern}) escape '\\'`,
-          ...(id >= 1 && id <= MAX_ID ? [eb('id', '=', id)] : []),
+    .where((eb) =>
+      eb.or([
+        eb.and([
+          ...(isPostgres(db)
+            ? []
+            : [
+                sql<SqlBool>`${eb.ref('id')} in (select rowid from materials_fts where materials_fts match ${phrase})`,
+              ]),
+          eb.or([
+            // lower() on both sides: ASCII-only on SQLite, Unicode on PostgreSQL, symmetric on each.
+            sql<SqlBool>`lower(${eb.ref('name')}) like lower(${pattern}) escape '\\'`,
+            sql<SqlBool>`lower(${eb.ref('tagsSearch')}) like lower(${pattern}) escape '\\'`,
+          ]),
         ]),
-      ),
+        ...(exactId === undefined ? [] : [eb('id', '=', exactId)]),
+      ]),
     )
   const { total } = await matches
     .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))

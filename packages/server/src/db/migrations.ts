@@ -7,7 +7,9 @@ import {
   sql,
 } from 'kysely'
 import { UeError } from '../shared/errors.js'
+import { fileCountsUp } from './file-counts.js'
 import { isPostgres } from './identity.js'
+import { materialSearchUp } from './material-search-schema.js'
 
 // Migrations see the database as it was when they were written, hence Kysely<any>.
 // biome-ignore lint/suspicious/noExplicitAny: schema changes over time; see Kysely's migration docs
@@ -107,6 +109,10 @@ const MIGRATIONS: Record<string, Migration> = {
       if (isPostgres(db)) await db.schema.dropIndex('files_key_bytes_idx').execute()
     },
   },
+  // Listings cost O(page): maintained counts and covering indexes for the offset-to-row lookup.
+  '0005_file_counts': { up: fileCountsUp },
+  // Keyword search through text indexes: terms of 1-2 characters, trigrams for longer ones.
+  '0006_material_search': { up: materialSearchUp },
 }
 
 const migrationProvider: MigrationProvider = {

@@ -51,7 +51,34 @@ export interface MaterialsTable {
   updatedAt: number
 }
 
+/** Maintained by triggers (see file-counts.ts): files per scope, category and extension. */
+export interface FileCountsTable {
+  scope: string
+  category: string
+  ext: string
+  n: number
+  changes: number
+}
+
+/** Kept by material-terms.ts: the 1-2 character substrings of each material's name and tags. */
+export interface MaterialTermsTable {
+  term: string
+  id: number
+  /** The material's category id, 0 for none. */
+  categoryKey: number
+  createdAt: number
+}
+
+export interface MaterialTermCountsTable {
+  term: string
+  categoryKey: number
+  n: number
+}
+
 export interface DbSchema {
+  fileCounts: FileCountsTable
+  materialTerms: MaterialTermsTable
+  materialTermCounts: MaterialTermCountsTable
   files: FilesTable
   categories: CategoriesTable
   materials: MaterialsTable

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, type TestContext, test } from 'node:test'
-import type { MetadataStore, NewFileEntry, OwnerFilter } from '../../src/db/types.js'
+import type {
+  FileEntry,
+  ListQuery,
+  MetadataStore,
+  NewFileEntry,
+  OwnerFilter,
+} from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { Category, StorageKey } from '../../src/shared/types.js'
 
@@ -249,6 +255,65 @@ export function fileIndexContract(name: string, open: () => Promise<MetadataStor
       await store.ping()
     })
 
+    test('pages sequentially and by jumps exactly as an offset into the full ordering, for every owner filter, category set and extension filter', async (t) => {
+      const store = await fresh(t)
+      const categories: Category[] = ['image', 'scrawl', 'catch', 'file']
+      const exts = ['.png', '.jpg', '.gif']
+      const owners = [null, 'alice', 'bob']
+      const model: FileEntry[] = []
+      for (let i = 0; i < 60; i++)
+        model.push(
+          await store.files.add(
+            entry({
+              category: categories[i % 4],
+              ext: exts[i % 3],
+              owner: owners[i % 5 === 0 ? 0 : (i % 2) + 1],
+              createdAt: 5000 + Math.floor(i / 4),
+            }),
+          ),
+        )
+      const shapes: Omit<ListQuery, 'start' | 'size'>[] = [
+        { categories: ['image', 'scrawl', 'catch'] },
+        { categories: ['image', 'image', 'scrawl'] },
+        { categories: ['image', 'scrawl', 'catch'], exts: ['.png', '.gif'] },
+        { categories: ['file'], owners: { kind: 'owned' } },
+        { categories: ['image', 'catch', 'file'], owners: { kind: 'user', user: 'alice' } },
+        { categories: ['image', 'scrawl'], owners: { kind: 'owned' }, exts: ['.jpg'] },
+      ]
+      await agreesWithScan(store, model, shapes, 'as added')
+      const doomed = model.filter((_, i) => i % 7 === 3)
+      for (const e of doomed) await store.files.remove(e.key)
+      const kept = model.filter((e) => !doomed.includes(e))
+      kept.push(
+        await store.files.add(entry({ category: 'image', owner: 'alice', createdAt: 5003 })),
+      )
+      kept.push(await store.files.add(entry({ category: 'scrawl', ext: '.gif', createdAt: 9000 })))
+      await agreesWithScan(store, kept, shapes, 'after removes and adds')
+    })
+
+    test('keeps the total and the next page exact when a file is removed or added between pages', async (t) => {
+      const store = await fresh(t)
+      for (let i = 0; i < 9; i++) await store.files.add(entry({ createdAt: 100 + i }))
+      const page = (start: number) => store.files.list({ categories: ['image'], start, size: 3 })
+      const first = await page(0)
+      assert.equal(first.total, 9)
+      await store.files.remove(first.items[0]?.key as StorageKey)
+      const all = await keysOf(store)
+      const second = await page(3)
+      assert.equal(second.total, 8)
+      assert.deepEqual(
+        second.items.map((e) => e.key),
+        all.slice(3, 6),
+      )
+      const added = await store.files.add(entry({ createdAt: 50 }))
+      const last = await page(6)
+      assert.equal(last.total, 9)
+      assert.deepEqual(
+        last.items.map((e) => e.key),
+        [...all, added.key].slice(6, 9),
+      )
+    })
+
     test('closes twice without error', async () => {
       const store = await open()
       await store.migrate()
@@ -272,5 +337,44 @@ function entry(over: Partial<NewFileEntry> = {}): NewFileEntry {
     sha256: seq.toString(16).padStart(64, '0'),
     owner: null,
     ...over,
+  }
+}
+
+/**
+ * Compares every page (sizes 1, 4 and 7, read in order, then jumps backwards and forwards) with
+ * the same slice of the stored entries, filtered and ordered here the slow way.
+ */
+async function agreesWithScan(
+  store: MetadataStore,
+  stored: readonly FileEntry[],
+  shapes: readonly Omit<ListQuery, 'start' | 'size'>[],
+  when: string,
+): Promise<void> {
+  for (const shape of shapes) {
+    const owners = shape.owners ?? { kind: 'all' }
+    const keys = stored
+      .filter((e) => shape.categories.includes(e.category))
+      .filter((e) => (shape.exts ?? []).length === 0 || shape.exts?.includes(e.ext))
+      .filter((e) =>
+        owners.kind === 'all'
+          ? true
+          : owners.kind === 'owned'
+            ? e.owner !== null
+            : e.owner === owners.user,
+      )
+      .sort((a, b) => b.createdAt - a.createdAt || b.id - a.id)
+      .map((e) => e.key)
+    for (const size of [1, 4, 7]) {
+      const starts = [...Array(Math.ceil(keys.length / size) + 1).keys()].map((i) => i * size)
+      for (const start of [...starts, ...starts.reverse(), 5, keys.length - 2, 2]) {
+        const page = await store.files.list({ ...shape, start, size })
+        assert.equal(page.total, keys.length, `${when}: total of ${JSON.stringify(shape)}`)
+        assert.deepEqual(
+          page.items.map((e) => e.key),
+          keys.slice(start, start + size),
+          `${when}: ${JSON.stringify(shape)} from ${start} by ${size}`,
+        )
+      }
+    }
   }
 }

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, type TestContext, test } from 'node:test'
-import type { MaterialInput, MaterialRepository } from '../../src/db/material-repo.js'
+import type {
+  MaterialInput,
+  MaterialRecord,
+  MaterialRepository,
+} from '../../src/db/material-repo.js'
 import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 
@@ -215,6 +219,91 @@ export function materialRepositoryContract(name: string, open: () => Promise<Met
       assert.deepEqual(await namesOf(repo, '99999999999'), [])
     })
 
+    test('finds exactly what a literal scan finds for 1-, 2- and 3+-character keywords, before and after edits, moves and deletes', async (t) => {
+      const repo = await fresh(t)
+      const top = await repo.saveCategory({ name: 'top', parentId: null, order: 0 })
+      const child = await repo.saveCategory({ name: 'child', parentId: top.id, order: 0 })
+      const other = await repo.saveCategory({ name: 'other', parentId: null, order: 0 })
+      const names = [
+        '标题样式',
+        '大标题 Title',
+        '副标题',
+        '标',
+        '题目卡片',
+        'A_B 100%',
+        'a%b',
+        'Quote 标题',
+      ]
+      const tagSets = [['标题'], [], ['卡片', '引用'], ['题'], ['x_y'], ['TITLE'], [], ['标', '题']]
+      const homes = [top.id, child.id, other.id, null]
+      for (let i = 0; i < 24; i++)
+        await repo.saveMaterial(
+          material({
+            name: `${names[i % names.length]} ${i}`,
+            tags: tagSets[(i * 5) % tagSets.length] ?? [],
+            categoryId: homes[i % homes.length] ?? null,
+            createdAt: 1000 + (i % 5),
+          }),
+        )
+      const keywords = [
+        '',
+        '标',
+        '题',
+        '标题',
+        '题\n',
+        '样式',
+        '标题样',
+        '大标题 ',
+        'title',
+        'Ti',
+        't',
+        '%',
+        '_',
+        'a%',
+        '_B',
+        '卡片 ',
+        '12',
+        '7',
+        'nothing',
+      ]
+      const scopes = [undefined, [top.id, child.id], [child.id], [other.id]]
+
+      async function agrees(when: string) {
+        const all = await repo.allMaterials()
+        for (const keyword of keywords)
+          for (const categoryIds of scopes) {
+            const expected = literalScan(all, keyword, categoryIds)
+            const pages = []
+            for (let page = 1; page <= Math.ceil(expected.length / 4) + 1; page++) {
+              const found = await repo.search({ keyword, categoryIds, page, pageSize: 4 })
+              assert.equal(
+                found.total,
+                expected.length,
+                `${when}: total of ${keyword} in ${categoryIds}`,
+              )
+              pages.push(...found.items.map((m) => m.id))
+            }
+            assert.deepEqual(
+              pages,
+              expected,
+              `${when}: ${JSON.stringify(keyword)} in ${categoryIds}`,
+            )
+          }
+      }
+
+      await agrees('as saved')
+      const [first, second, third] = (await repo.allMaterials()).slice(0, 3)
+      assert.ok(first && second && third)
+      await repo.saveMaterial({ ...first, name: '新的标题', tags: ['样式'] })
+      await repo.saveMaterial({ ...second, createdAt: 9999 })
+      await repo.deleteMaterial(third.id)
+      await agrees('after an edit and a delete')
+      await repo.moveMaterials([child.id], other.id)
+      await agrees('after a move')
+      await repo.deleteMaterialsIn([other.id])
+      await agrees("after deleting a category's materials")
+    })
+
     test('counts, moves and deletes the materials of categories', async (t) => {
       const repo = await fresh(t)
       const x = await repo.saveCategory({ name: 'x', parentId: null, order: 0 })
@@ -277,4 +366,31 @@ export function materialRepositoryContract(name: string, open: () => Promise<Met
       assert.deepEqual(await repo.allMaterials(), [])
     })
   })
+}
+
+/**
+ * What the search must return, computed the slow way: newest first, and a material matches when
+ * the keyword (ASCII letters folded) is a literal substring of its name or of its tags joined by
+ * newlines, or is its exact id.
+ */
+function literalScan(
+  all: readonly MaterialRecord[],
+  keyword: string,
+  categoryIds: readonly number[] | undefined,
+): number[] {
+  const fold = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLowerCase())
+  const needle = fold(keyword)
+  return all
+    .filter(
+      (m) =>
+        categoryIds === undefined || (m.categoryId !== null && categoryIds.includes(m.categoryId)),
+    )
+    .filter(
+      (m) =>
+        fold(m.name).includes(needle) ||
+        fold(m.tags.join('\n')).includes(needle) ||
+        String(m.id) === keyword,
+    )
+    .sort((a, b) => b.createdAt - a.createdAt || b.id - a.id)
+    .map((m) => m.id)
 }

@@ -34,6 +34,8 @@ if ('unavailable' in lane) {
         '0002_materials',
         '0003_file_owner',
         '0004_files_key_bytes',
+        '0005_file_counts',
+        '0006_material_search',
       ])
       const added = await first.files.add({
         key: '2025/01/02/kept.png' as never,
