@@ -24,13 +24,17 @@ after(() => rm(dir, { recursive: true, force: true }))
 
 let n = 0
 
-for (const engine of ENGINES) {
-  const notApplicable = engineNotApplicable(engine)
-  const missing = notApplicable === null ? await engineMissing(engine) : null
-  if (notApplicable !== null || missing !== null) {
+// An engine this Node line cannot run (node:sqlite before 22.13, better-sqlite3 from 24) has no
+// tests here: the Node matrix (.ci/node-matrix.sh, docs/node-versions.md) runs each engine's
+// suite on the lines that have it. A missing better-sqlite3 build can be fixed, so it is a
+// failure in CI.
+const applicable = ENGINES.filter((engine) => engineNotApplicable(engine) === null)
+
+for (const engine of applicable) {
+  const missing = await engineMissing(engine)
+  if (missing !== null) {
     test(`runs the metadata store contracts on SQLite through ${engine}`, (t) =>
-      // Not applicable on this Node is a skip; a missing better-sqlite3 build can be fixed.
-      notApplicable !== null ? t.skip(notApplicable) : skipOrFail(t, missing as string))
+      skipOrFail(t, missing))
     continue
   }
   // A directory that does not exist yet: opening must create it.
@@ -95,35 +99,34 @@ function storeTests(engine: Engine): void {
   })
 }
 
-test('a file written by one SQLite engine is read by the other', async (t) => {
-  for (const engine of ENGINES) {
-    const notApplicable = engineNotApplicable(engine)
-    if (notApplicable !== null) return t.skip(notApplicable)
-    const missing = await engineMissing(engine)
-    if (missing !== null) return skipOrFail(t, missing)
-  }
-  const file = join(dir, 'shared', 'index.db')
-  const key = '2025/01/03/both.png' as StorageKey
-  const writer = await openMetadataStore({ driver: 'sqlite', engine: 'better-sqlite3', file })
-  await writer.migrate()
-  const added = await writer.files.add({
-    key,
-    category: 'image',
-    originalName: 'both.png',
-    ext: '.png',
-    size: 7,
-    mime: 'image/png',
-    sha256: 'b'.repeat(64),
+if (applicable.length === ENGINES.length)
+  test('a file written by one SQLite engine is read by the other', async (t) => {
+    for (const engine of ENGINES) {
+      const missing = await engineMissing(engine)
+      if (missing !== null) return skipOrFail(t, missing)
+    }
+    const file = join(dir, 'shared', 'index.db')
+    const key = '2025/01/03/both.png' as StorageKey
+    const writer = await openMetadataStore({ driver: 'sqlite', engine: 'better-sqlite3', file })
+    await writer.migrate()
+    const added = await writer.files.add({
+      key,
+      category: 'image',
+      originalName: 'both.png',
+      ext: '.png',
+      size: 7,
+      mime: 'image/png',
+      sha256: 'b'.repeat(64),
+    })
+    await writer.close()
+    const reader = await openMetadataStore({ driver: 'sqlite', engine: 'node:sqlite', file })
+    try {
+      assert.deepEqual(await reader.migrate(), [])
+      assert.deepEqual(await reader.files.get(key), added)
+    } finally {
+      await reader.close()
+    }
   })
-  await writer.close()
-  const reader = await openMetadataStore({ driver: 'sqlite', engine: 'node:sqlite', file })
-  try {
-    assert.deepEqual(await reader.migrate(), [])
-    assert.deepEqual(await reader.files.get(key), added)
-  } finally {
-    await reader.close()
-  }
-})
 
 test('the default engine is node:sqlite where Node has it, better-sqlite3 before Node 22.13', () => {
   assert.equal(
@@ -138,10 +141,10 @@ test('the default engine is node:sqlite where Node has it, better-sqlite3 before
   assert.equal(builtinSqliteAvailable('24.0.0'), true)
 })
 
-test('asking for node:sqlite on a Node without it fails with UE_INDEX_FAILED naming the version', async (t) => {
-  if (builtinSqliteAvailable()) return t.skip(`this Node (${process.version}) has node:sqlite`)
-  await assert.rejects(
-    openMetadataStore({ driver: 'sqlite', engine: 'node:sqlite', file: ':memory:' }),
-    (e) => isUeError(e) && e.code === 'UE_INDEX_FAILED' && /Node 22\.13 or later/.test(e.message),
-  )
-})
+if (!builtinSqliteAvailable())
+  test('asking for node:sqlite on a Node without it fails with UE_INDEX_FAILED naming the version', async () => {
+    await assert.rejects(
+      openMetadataStore({ driver: 'sqlite', engine: 'node:sqlite', file: ':memory:' }),
+      (e) => isUeError(e) && e.code === 'UE_INDEX_FAILED' && /Node 22\.13 or later/.test(e.message),
+    )
+  })
