@@ -34,6 +34,7 @@ import { createLogger, silentLogger } from './shared/log.js'
 import { messageFor } from './shared/messages.js'
 import { createMetrics } from './shared/metrics.js'
 import { setRequestInfo } from './shared/request-info.js'
+import { urlOf } from './shared/request-url.js'
 import { errorResponse, jsonResponse } from './shared/respond.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
@@ -225,7 +226,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       quietRoutes: new Set(['health', 'metrics']),
     })
   const fetch: FetchHandler = async (request) => {
-    const { pathname } = new URL(request.url)
+    const { pathname } = urlOf(request)
     try {
       if (pathname === metricsPath) return await metricsEndpoint(request)
       if (assetMap.has(pathname)) return await assets(request)

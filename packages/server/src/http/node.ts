@@ -2,6 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import { completeBodyOf } from '../shared/complete-body.js'
 import { UeError } from '../shared/errors.js'
+import { builtOf } from '../shared/lazy-web-object.js'
+import { offerNodeBody } from '../shared/request-body.js'
 import type { ConnectionInfo, HostContext } from '../shared/request-info.js'
 import { errorParts } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
@@ -44,13 +46,23 @@ export async function serveNode(
   options: BridgeOptions = {},
 ): Promise<void> {
   try {
-    const abort = new AbortController()
+    // Made only when something reads it: most answers never do, and a signal is costly.
+    let abort: AbortController | undefined
+    let gone = false
     res.once('close', () => {
-      if (!res.writableFinished) abort.abort()
+      gone = !res.writableFinished
+      if (gone) abort?.abort()
     })
+    const clientGone = () => {
+      if (!abort) {
+        abort = new AbortController()
+        if (gone) abort.abort()
+      }
+      return abort.signal
+    }
     let request: Request
     try {
-      request = toRequest(req, options.url ?? req.url ?? '/', abort.signal)
+      request = toRequest(req, options.url ?? req.url ?? '/', clientGone)
     } catch (e) {
       refuseUnbridgeable(req, res, e)
       return
@@ -63,7 +75,7 @@ export async function serveNode(
       failInternal(res)
       return
     }
-    await writeResponse(req, res, response, abort.signal)
+    await writeResponse(req, res, response, clientGone)
   } catch (err) {
     // Last resort: whatever went wrong stays with this response, never with the host process.
     failInternal(res, err)
@@ -100,7 +112,7 @@ class MethodError extends Error {}
 /** RFC 9110 `token`: what fetch accepts as a method name. */
 const TOKEN = /^[!#$%&'*+.^`|~\w-]+$/
 
-function toRequest(req: IncomingMessage, target: string, signal: AbortSignal): Request {
+function toRequest(req: IncomingMessage, target: string, signal: () => AbortSignal): Request {
   const method = req.method ?? 'GET'
   if (!TOKEN.test(method) || FORBIDDEN_METHODS.has(method.toUpperCase())) throw new MethodError()
   const url = requestUrl(req, target)
@@ -112,19 +124,32 @@ function toRequest(req: IncomingMessage, target: string, signal: AbortSignal): R
   }
   const headers = safeHeaders(pairs)
   const hasBody = method !== 'GET' && method !== 'HEAD'
-  return lazyRequest({
+  // Once a reader has taken the Node stream itself, a web stream of it can only fail.
+  let taken = false
+  const request = lazyRequest({
     method,
     url,
     headers,
+    signal,
     build: () =>
       new Request(url, {
         method,
         headers,
-        signal,
-        body: hasBody ? requestBody(req) : null,
+        signal: signal(),
+        body: hasBody ? requestBody(req, taken) : null,
         duplex: 'half',
       } as RequestInit),
   })
+  if (hasBody)
+    offerNodeBody(request, () => {
+      // A request something has built may be reading its web stream already.
+      if (builtOf(request) || taken) return undefined
+      const consumed = consumedError(req)
+      if (consumed) throw consumed
+      taken = true
+      return req
+    })
+  return request
 }
 
 /** Headers as fetch takes them; a value fetch refuses (a raw control byte) is dropped, not fatal. */
@@ -145,21 +170,25 @@ function safeHeaders(pairs: [string, string][]): Headers {
 }
 
 /**
- * The body as a web stream. One a body parser already read (Express `express.json()` mounted
- * first, the classic mistake) cannot be had again: it becomes a stream that fails with
- * `UE_BODY_CONSUMED`, so the action refuses loudly and stores nothing.
+ * A body a parser already read (Express `express.json()` mounted first, the classic mistake)
+ * cannot be had again: reading it fails with `UE_BODY_CONSUMED`, so the action refuses loudly
+ * and stores nothing.
  */
-function requestBody(req: IncomingMessage): ReadableStream<Uint8Array> {
+function consumedError(req: IncomingMessage): UeError | undefined {
   const parsed = (req as IncomingMessage & { _body?: unknown })._body === true
-  if (parsed || req.readableDidRead || req.readableEnded) {
-    const error = new UeError('UE_BODY_CONSUMED', {
-      detail:
-        'a body parser read this request before the UEditor handler: mount the UEditor ' +
-        'handler before any body parser (express.json(), koa-bodyparser, …) or keep the ' +
-        'parser off its path (docs/mounting.md)',
-    })
-    return new ReadableStream({ pull: (controller) => controller.error(error) })
-  }
+  if (!parsed && !req.readableDidRead && !req.readableEnded) return undefined
+  return new UeError('UE_BODY_CONSUMED', {
+    detail:
+      'a body parser read this request before the UEditor handler: mount the UEditor ' +
+      'handler before any body parser (express.json(), koa-bodyparser, …) or keep the ' +
+      'parser off its path (docs/mounting.md)',
+  })
+}
+
+/** The body as a web stream, for readers that did not take the Node stream itself. */
+function requestBody(req: IncomingMessage, taken: boolean): ReadableStream<Uint8Array> {
+  const error = taken ? new UeError('UE_BODY_CONSUMED') : consumedError(req)
+  if (error) return new ReadableStream({ pull: (controller) => controller.error(error) })
   // Node 20's default queue holds `readableHighWaterMark` chunks (16,384 of them): a fast client
   // and a slower disk would pile up the whole body. Count 1 keeps back-pressure to one chunk.
   return Readable.toWeb(req, {
@@ -216,7 +245,7 @@ async function writeResponse(
   req: IncomingMessage,
   res: ServerResponse,
   response: Response,
-  clientGone: AbortSignal,
+  clientSignal: () => AbortSignal,
 ): Promise<void> {
   const headers = headerRecord(response)
   const complete = completeBodyOf(response)
@@ -236,6 +265,7 @@ async function writeResponse(
     return
   }
   const reader = body.getReader()
+  const clientGone = clientSignal()
   const cancel = () => {
     reader.cancel().catch(() => {})
   }
