@@ -37,6 +37,7 @@ import { createLogger, silentLogger } from './shared/log.js'
 import { messageFor } from './shared/messages.js'
 import { createMetrics } from './shared/metrics.js'
 import { setRequestInfo } from './shared/request-info.js'
+import { urlOf } from './shared/request-url.js'
 import { errorResponse, jsonResponse } from './shared/respond.js'
 import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
@@ -239,7 +240,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       quietRoutes: new Set(['health', 'metrics']),
     })
   const fetch: FetchHandler = async (request) => {
-    const { pathname } = new URL(request.url)
+    const { pathname } = urlOf(request)
     try {
       // Liveness holds while in-flight requests finish; `/readyz` says the instance is leaving.
       if (closing && routeOf(pathname) !== 'editor' && pathname !== '/healthz')

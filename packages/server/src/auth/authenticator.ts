@@ -1,6 +1,7 @@
 import type { ServerConfig } from '../config/load.js'
 import { UeError } from '../shared/errors.js'
 import { requestInfo } from '../shared/request-info.js'
+import { urlOf } from '../shared/request-url.js'
 import type { Logger } from '../shared/types.js'
 import { presentedCredential } from './credentials.js'
 import { jwtVerifier } from './jwt.js'
@@ -60,7 +61,7 @@ export function createAuthenticator(
 
   return {
     mode,
-    async authenticate(request, url = new URL(request.url)) {
+    async authenticate(request, url = urlOf(request)) {
       const info = requestInfo(request)
       const address = info?.remoteAddress
       // Mode none and nothing else to check: credentials are ignored, as before auth existed.

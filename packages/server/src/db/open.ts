@@ -9,6 +9,7 @@ import { createMaterialRepository } from './material-repo.js'
 import { migrateToLatest } from './migrations.js'
 import type { DbSchema } from './schema.js'
 import { type BuiltinSqlite, builtinSqliteAvailable, openBuiltinSqlite } from './sqlite-builtin.js'
+import { withStatementCache } from './statement-cache.js'
 import type { MetadataStore } from './types.js'
 
 /** Which library opens the SQLite file; 'auto' prefers Node's own `node:sqlite`. */
@@ -66,7 +67,7 @@ async function openSqlite(cfg: SqliteIndexConfig): Promise<Kysely<DbSchema>> {
       throw e
     }
     return new Kysely<DbSchema>({
-      dialect: new SqliteDialect({ database: sqlite }),
+      dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
       plugins: [new CamelCasePlugin()],
     })
   } catch (cause) {

@@ -3,6 +3,7 @@ import { isUeError, UeError } from '../shared/errors.js'
 import { messageFor } from '../shared/messages.js'
 import { noMetrics } from '../shared/metrics.js'
 import { requestInfo } from '../shared/request-info.js'
+import { urlOf } from '../shared/request-url.js'
 import { errorResponse, isValidCallback, jsonpResponse, jsonResponse } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
 import type { ActionDef, ActionKind } from './action-table.js'
@@ -64,7 +65,7 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
 
   return async (request) => {
     const started = performance.now()
-    const url = new URL(request.url)
+    const url = urlOf(request)
     const actions = url.searchParams.getAll('action')
     const def = actions.length === 1 ? deps.table.get(actions[0] as string) : undefined
     const callback = url.searchParams.get('callback')

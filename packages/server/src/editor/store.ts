@@ -3,7 +3,7 @@ import type { FileEntry } from '../db/types.js'
 import type { ImagePolicy } from '../images/processor.js'
 import { cleanOriginalName } from '../ingest/display-name.js'
 import { renderKey } from '../ingest/keys.js'
-import { decideContentType } from '../ingest/sniff.js'
+import { type ContentType, decideContentType } from '../ingest/sniff.js'
 import type { SpooledFile, TempFile } from '../ingest/temp-file.js'
 import { UeError } from '../shared/errors.js'
 import type { Category, StorageKey } from '../shared/types.js'
@@ -30,8 +30,10 @@ export async function storeTempFile(
   rule: UploadRule,
   claimedExt: string,
   actor: Actor,
+  /** The type `vetHead` already gave these first bytes while they arrived. */
+  vetted?: ContentType,
 ): Promise<FileEntry> {
-  const sniffed = await vetHead(deps, rule, file.head, claimedExt)
+  const sniffed = vetted ?? (await vetHead(deps, rule, file.head, claimedExt))
   const processed = deps.images.handles(sniffed.ext)
     ? await deps.images.process(file, sniffed, imagePolicy(deps, rule.category, actor))
     : { file, ...sniffed }

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { completeBodyOf } from '../shared/complete-body.js'
 import { UeError } from '../shared/errors.js'
+import { builtOf } from '../shared/lazy-web-object.js'
+import { offerNodeBody } from '../shared/request-body.js'
 import type { ConnectionInfo, HostContext } from '../shared/request-info.js'
 import { errorParts } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
@@ -49,14 +51,24 @@ export async function serveNode(
   options: BridgeOptions = {},
 ): Promise<void> {
   try {
-    const abort = new AbortController()
+    // Made only when something reads it: most answers never do, and a signal is costly.
+    let abort: AbortController | undefined
+    let gone = false
     res.once('close', () => {
-      if (!res.writableFinished) abort.abort()
+      gone = !res.writableFinished
+      if (gone) abort?.abort()
     })
+    const clientGone = () => {
+      if (!abort) {
+        abort = new AbortController()
+        if (gone) abort.abort()
+      }
+      return abort.signal
+    }
     const body = new NodeRequestBody(req)
     let request: Request
     try {
-      request = toRequest(req, body, options.url ?? req.url ?? '/', abort.signal)
+      request = toRequest(req, body, options.url ?? req.url ?? '/', clientGone)
     } catch (e) {
       refuseUnbridgeable(req, res, e)
       return
@@ -71,7 +83,7 @@ export async function serveNode(
     }
     if (!req.complete && !(await body.drain(options.drain ?? drainLimitsOf(handler))))
       res.setHeader('Connection', 'close')
-    await writeResponse(req, res, response, abort.signal)
+    await writeResponse(req, res, response, clientGone)
   } catch (err) {
     // Last resort: whatever went wrong stays with this response, never with the host process.
     failInternal(res, err)
@@ -112,7 +124,7 @@ function toRequest(
   req: IncomingMessage,
   body: NodeRequestBody,
   target: string,
-  signal: AbortSignal,
+  signal: () => AbortSignal,
 ): Request {
   const method = req.method ?? 'GET'
   if (!TOKEN.test(method) || FORBIDDEN_METHODS.has(method.toUpperCase())) throw new MethodError()
@@ -125,19 +137,32 @@ function toRequest(
   }
   const headers = safeHeaders(pairs)
   const hasBody = method !== 'GET' && method !== 'HEAD'
-  return lazyRequest({
+  // Once a reader has taken the Node stream itself, a web stream of it can only fail.
+  let taken = false
+  const request = lazyRequest({
     method,
     url,
     headers,
+    signal,
     build: () =>
       new Request(url, {
         method,
         headers,
-        signal,
-        body: hasBody ? requestBody(req, body) : null,
+        signal: signal(),
+        body: hasBody ? requestBody(req, body, taken) : null,
         duplex: 'half',
       } as RequestInit),
   })
+  if (hasBody)
+    offerNodeBody(request, () => {
+      // A request something has built may be reading its web stream already.
+      if (builtOf(request) || taken) return undefined
+      const consumed = consumedError(req)
+      if (consumed) throw consumed
+      taken = true
+      return body.take()
+    })
+  return request
 }
 
 /** Headers as fetch takes them; a value fetch refuses (a raw control byte) is dropped, not fatal. */
@@ -158,21 +183,29 @@ function safeHeaders(pairs: [string, string][]): Headers {
 }
 
 /**
- * The body as a web stream. One a body parser already read (Express `express.json()` mounted
- * first, the classic mistake) cannot be had again: it becomes a stream that fails with
- * `UE_BODY_CONSUMED`, so the action refuses loudly and stores nothing.
+ * A body a parser already read (Express `express.json()` mounted first, the classic mistake)
+ * cannot be had again: reading it fails with `UE_BODY_CONSUMED`, so the action refuses loudly
+ * and stores nothing.
  */
-function requestBody(req: IncomingMessage, body: NodeRequestBody): ReadableStream<Uint8Array> {
+function consumedError(req: IncomingMessage): UeError | undefined {
   const parsed = (req as IncomingMessage & { _body?: unknown })._body === true
-  if (parsed || req.readableDidRead || req.readableEnded) {
-    const error = new UeError('UE_BODY_CONSUMED', {
-      detail:
-        'a body parser read this request before the UEditor handler: mount the UEditor ' +
-        'handler before any body parser (express.json(), koa-bodyparser, …) or keep the ' +
-        'parser off its path (docs/mounting.md)',
-    })
-    return new ReadableStream({ pull: (controller) => controller.error(error) })
-  }
+  if (!parsed && !req.readableDidRead && !req.readableEnded) return undefined
+  return new UeError('UE_BODY_CONSUMED', {
+    detail:
+      'a body parser read this request before the UEditor handler: mount the UEditor ' +
+      'handler before any body parser (express.json(), koa-bodyparser, …) or keep the ' +
+      'parser off its path (docs/mounting.md)',
+  })
+}
+
+/** The body as a web stream, for readers that did not take the Node stream itself. */
+function requestBody(
+  req: IncomingMessage,
+  body: NodeRequestBody,
+  taken: boolean,
+): ReadableStream<Uint8Array> {
+  const error = taken ? new UeError('UE_BODY_CONSUMED') : consumedError(req)
+  if (error) return new ReadableStream({ pull: (controller) => controller.error(error) })
   return body.stream()
 }
 
@@ -225,7 +258,7 @@ async function writeResponse(
   req: IncomingMessage,
   res: ServerResponse,
   response: Response,
-  clientGone: AbortSignal,
+  clientSignal: () => AbortSignal,
 ): Promise<void> {
   const headers = headerRecord(response)
   const complete = completeBodyOf(response)
@@ -245,6 +278,7 @@ async function writeResponse(
     return
   }
   const reader = body.getReader()
+  const clientGone = clientSignal()
   const cancel = () => {
     reader.cancel().catch(() => {})
   }

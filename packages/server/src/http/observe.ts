@@ -1,5 +1,6 @@
 import type { Metrics } from '../shared/metrics.js'
 import { currentRequest, requestIdFrom, runInRequest } from '../shared/request-context.js'
+import { urlOf } from '../shared/request-url.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 
 export interface ObserveOptions {
@@ -23,7 +24,7 @@ export function observe(handler: FetchHandler, o: ObserveOptions): FetchHandler 
     const requestId = requestIdFrom(request.headers.get('x-request-id'))
     return runInRequest({ requestId }, async () => {
       const started = process.hrtime.bigint()
-      const { pathname } = new URL(request.url)
+      const { pathname } = urlOf(request)
       const route = o.routeOf(pathname)
       let status = 500
       try {

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import type { NodeBody } from '../shared/request-body.js'
 import type { FetchHandler } from '../shared/types.js'
 
 /** How much of a body the handler left unread is read and thrown away before the answer. */
@@ -40,6 +41,16 @@ export class NodeRequestBody {
   private bytesRead = 0
 
   constructor(private readonly req: IncomingMessage) {}
+
+  /** The body as the Node stream itself, for a Node reader; it reports what it reads. */
+  take(): NodeBody {
+    return {
+      stream: this.req,
+      read: (bytes) => {
+        this.bytesRead += bytes
+      },
+    }
+  }
 
   /** The body as a web stream that pulls one chunk per read (back-pressure to the socket). */
   stream(): ReadableStream<Uint8Array> {

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
 import { isUeError, UeError } from '../shared/errors.js'
+import { urlOf } from '../shared/request-url.js'
 import { errorResponse } from '../shared/respond.js'
 import type { FetchHandler, StorageKey } from '../shared/types.js'
 import type { StorageDriver } from '../storage/driver.js'
@@ -77,7 +78,7 @@ export function createFileServer(o: FileServerOptions): FetchHandler {
     }
 
     // `pathname` already excludes the query (`?noCache=...`) and the fragment.
-    const pathname = new URL(request.url).pathname
+    const pathname = urlOf(request).pathname
     if (!pathname.startsWith(base)) return notFound()
     const key = decodeKey(pathname.slice(base.length))
     if (key === null) return notFound()

@@ -1,12 +1,10 @@
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import { Busboy, type BusboyFileStream } from '@fastify/busboy'
 import { UeError } from '../shared/errors.js'
 import {
   assertIdentityEncoding,
   type BodyTimeouts,
   BodyWatch,
-  readBody,
+  pipeBody,
 } from '../shared/request-body.js'
 import type { Spool, SpooledFile } from './temp-file.js'
 
@@ -95,12 +93,11 @@ export async function readSingleFile(
   // A body larger than this is no longer drained for a polite answer; the socket is closed.
   const drainCap = o.maxSize * 2 + 1024 * 1024
   try {
-    const body = readBody(request, {
+    await pipeBody(request, parser, {
       maxBytes: drainCap,
       watch,
       tooLarge: new UeError('UE_FILE_TOO_LARGE'),
     })
-    await pipeline(Readable.from(body), parser, { signal: watch.signal })
   } catch (e) {
     fail(watch.signal.aborted ? asUeError(watch.signal.reason) : asUeError(e))
     // A body cut off mid-file never ends the part stream by itself.

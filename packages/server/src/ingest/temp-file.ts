@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { readdir, rm, stat } from 'node:fs/promises'
+import { readdir, rm, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -61,7 +61,7 @@ export function createSpool(tempRoot: string): Spool {
     async dispose() {
       if (disposed) return
       disposed = true
-      await Promise.all(paths.map((path) => rm(path, { force: true })))
+      await Promise.all(paths.map(removeFile))
     },
   }
 }
@@ -123,7 +123,7 @@ async function spoolStream(
       createWriteStream(path, { flags: 'wx' }),
     )
   } catch (e) {
-    await rm(path, { force: true })
+    await removeFile(path)
     throw e
   }
   return { ...tempFileAt(path, size, originalName), head: head ?? Buffer.alloc(0) }
@@ -141,5 +141,14 @@ export async function describeFile(path: string, originalName: string): Promise<
 }
 
 function tempFileAt(path: string, size: number, originalName: string): TempFile {
-  return { path, size, originalName, dispose: () => rm(path, { force: true }) }
+  return { path, size, originalName, dispose: () => removeFile(path) }
+}
+
+/** Removes one file; one already gone is fine. (`rm` would stat it first.) */
+async function removeFile(path: string): Promise<void> {
+  try {
+    await unlink(path)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
+  }
 }

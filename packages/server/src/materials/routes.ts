@@ -2,6 +2,7 @@ import { MAX_ID } from '../db/material-repo.js'
 import { isUeError, UeError } from '../shared/errors.js'
 import type { Metrics } from '../shared/metrics.js'
 import type { BodyTimeouts } from '../shared/request-body.js'
+import { urlOf } from '../shared/request-url.js'
 import { errorResponse, jsonResponse, refusalCodeOf } from '../shared/respond.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import type { Authorize, Scope } from './auth.js'
@@ -116,7 +117,7 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
   }
 
   return async (request) => {
-    const url = new URL(request.url)
+    const url = urlOf(request)
     const withBody = request.method !== 'GET' && request.method !== 'HEAD'
     let response: Response
     try {

@@ -1,17 +1,67 @@
-/**
- * Answers whose body is a string known when the `Response` is made. The Node edge writes such
- * a body as it is, with a `Content-Length`, instead of reading it back out of the web stream
- * (`http/node.ts`); any other host reads `response.body` as usual.
- */
-const bodies = new WeakMap<Response, string>()
+import { builtOf, lazyInstance, lazyPrototype } from './lazy-web-object.js'
 
-export function completeResponse(body: string, init: ResponseInit): Response {
-  const response = new Response(body, init)
-  bodies.set(response, body)
-  return response
+/**
+ * Answers whose body is a string known when the `Response` is made. Such an answer is a
+ * stand-in (`lazy-web-object.ts`): its status and headers are its own, and the real `Response`,
+ * with the web stream undici makes for its body, is built only when something reads more. The
+ * Node edge writes the string as it is, with a `Content-Length` (`http/node.ts`); any other host
+ * reads `response.body` as usual.
+ */
+interface CompleteParts {
+  body: string
+  status: number
+  statusText: string
+  headers: Headers
+}
+
+const PARTS = Symbol('complete')
+
+interface Complete {
+  [PARTS]: CompleteParts
+}
+
+const prototype = lazyPrototype<Complete>(Response.prototype, {
+  status() {
+    return this[PARTS].status
+  },
+  statusText() {
+    return this[PARTS].statusText
+  },
+  ok() {
+    const { status } = this[PARTS]
+    return status >= 200 && status < 300
+  },
+  // Changed in place before and after the real answer exists (CORS, the request id).
+  headers() {
+    return builtOf(this as unknown as Response)?.headers ?? this[PARTS].headers
+  },
+  bodyUsed() {
+    return builtOf(this as unknown as Response)?.bodyUsed ?? false
+  },
+})
+
+export interface CompleteInit {
+  status?: number
+  statusText?: string
+  headers?: HeadersInit
+}
+
+export function completeResponse(body: string, init: CompleteInit = {}): Response {
+  const parts: CompleteParts = {
+    body,
+    status: init.status ?? 200,
+    statusText: init.statusText ?? '',
+    headers: init.headers instanceof Headers ? init.headers : new Headers(init.headers),
+  }
+  return lazyInstance(prototype, { [PARTS]: parts }, () => {
+    const { status, statusText, headers } = parts
+    return new Response(body, { status, statusText, headers })
+  })
 }
 
 /** The body as it was given, unless something has started reading the stream since. */
 export function completeBodyOf(response: Response): string | undefined {
-  return response.bodyUsed ? undefined : bodies.get(response)
+  const parts = (response as unknown as Partial<Complete>)[PARTS]
+  if (!parts || builtOf(response)?.bodyUsed) return undefined
+  return parts.body
 }

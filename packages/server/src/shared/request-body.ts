@@ -1,3 +1,5 @@
+import { Readable, Transform, type Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { UeError } from './errors.js'
 
 /** Compressed request bodies would let a small request inflate past every limit. */
@@ -122,6 +124,62 @@ export async function* readBody(
     } catch {
       // a read still pending after the watch fired: the cancel above settles it
     }
+  }
+}
+
+/**
+ * What the Node edge offers beside a request: a way to take its body as the Node stream it
+ * arrives on, so a Node reader skips the web stream. `take` answers undefined when the web
+ * stream may be in use already, and throws `UE_BODY_CONSUMED` when a host already read the body.
+ */
+const nodeBodies = new WeakMap<Request, () => NodeBody | undefined>()
+
+/** A request body as the Node stream it arrives on. */
+export interface NodeBody {
+  stream: Readable
+  /** Told of every byte read from `stream`, so the edge knows how much is left to drain. */
+  read(bytes: number): void
+}
+
+export function offerNodeBody(request: Request, take: () => NodeBody | undefined): void {
+  nodeBodies.set(request, take)
+}
+
+/**
+ * Pipes a request body into `destination` under a byte cap, failing with the watch's reason
+ * when it fires. The Node stream itself when the Node edge offers it, else the web stream.
+ */
+export async function pipeBody(
+  request: Request,
+  destination: Writable,
+  o: { maxBytes: number; watch: BodyWatch; tooLarge?: UeError },
+): Promise<void> {
+  const node = nodeBodies.get(request)?.()
+  const { signal } = o.watch
+  if (!node) {
+    await pipeline(Readable.from(readBody(request, o)), destination, { signal })
+    return
+  }
+  let total = 0
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      total += chunk.length
+      node.read(chunk.length)
+      o.watch.received(chunk.length)
+      if (total > o.maxBytes) done(o.tooLarge ?? new UeError('UE_BODY_TOO_LARGE'))
+      else done(null, chunk)
+    },
+  })
+  // Piped, not part of the pipeline: a failure must not destroy the request, whose unread rest
+  // the edge drains before it answers (destroying it would reset the client mid-send).
+  const fail = (e: Error) => counted.destroy(e)
+  node.stream.once('error', fail)
+  node.stream.pipe(counted)
+  try {
+    await pipeline(counted, destination, { signal })
+  } finally {
+    node.stream.unpipe(counted)
+    node.stream.off('error', fail)
   }
 }
 

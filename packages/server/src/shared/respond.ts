@@ -31,9 +31,9 @@ const BASE_HEADERS = {
   'Cache-Control': 'no-store',
 }
 
-export function jsonResponse(value: unknown, status = 200, extra: HeadersInit = {}): Response {
+export function jsonResponse(value: unknown, status = 200, extra?: HeadersInit): Response {
   const headers = new Headers({ ...BASE_HEADERS, 'Content-Type': JSON_TYPE })
-  for (const [k, v] of new Headers(extra)) headers.set(k, v)
+  if (extra) for (const [k, v] of new Headers(extra)) headers.set(k, v)
   return completeResponse(safeJson(value), { status, headers })
 }
 
@@ -100,7 +100,7 @@ export function errorParts(error: UeError, o: ErrorResponseOptions = {}): ErrorP
   const callback = o.callback ?? ''
   const jsonp = callback !== '' && isValidCallback(callback)
   const headers = new Headers({ ...BASE_HEADERS, 'Content-Type': jsonp ? SCRIPT_TYPE : JSON_TYPE })
-  for (const [k, v] of new Headers(o.headers)) headers.set(k, v)
+  if (o.headers) for (const [k, v] of new Headers(o.headers)) headers.set(k, v)
   if (jsonp) return { status: 200, headers, body: jsonpText(callback, body) }
   const status = o.statusMode === 'protocol' ? 200 : error.status
   return { status, headers, body: safeJson(body) }

@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict'
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Writable } from 'node:stream'
 import { type TestContext, test } from 'node:test'
 import { clientAddress, parseTrustedProxies } from '../../src/http/client-address.js'
 import { toNodeHandler } from '../../src/http/node.js'
+import type { UeError } from '../../src/shared/errors.js'
+import { BodyWatch, pipeBody } from '../../src/shared/request-body.js'
 import type { ConnectionInfo } from '../../src/shared/request-info.js'
 import type { FetchHandler } from '../../src/shared/types.js'
+import { eventually } from '../helpers/start-server.js'
 
 async function serve(t: TestContext, handler: FetchHandler): Promise<string> {
   const server = createServer(toNodeHandler(handler))
@@ -110,4 +114,119 @@ test('X-Forwarded-For is read from the right, past trusted proxies only', () => 
   assert.equal(clientAddress('10.1.2.3', 'not-an-ip', proxies), '10.1.2.3')
   assert.equal(clientAddress('10.1.2.3', null, proxies), '10.1.2.3')
   assert.equal(clientAddress('10.1.2.3', '198.51.100.1', []), '10.1.2.3')
+})
+
+test('a signal first read after the client went away is already aborted', async (t) => {
+  let clientGone!: () => void
+  const gone = new Promise<void>((r) => {
+    clientGone = r
+  })
+  let started!: () => void
+  const handlerStarted = new Promise<void>((r) => {
+    started = r
+  })
+  let seen!: (aborted: boolean) => void
+  const aborted = new Promise<boolean>((r) => {
+    seen = r
+  })
+  const node = toNodeHandler(async (req) => {
+    started()
+    await gone
+    seen(req.signal.aborted)
+    return new Response('late')
+  })
+  const server = createServer((req, res) => {
+    node(req, res)
+    // Registered after the bridge's own listener, so the bridge has seen the close first.
+    res.once('close', () => clientGone())
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  t.after(async () => {
+    server.closeAllConnections()
+    await new Promise((r) => server.close(r))
+  })
+  const client = request({
+    host: '127.0.0.1',
+    port: (server.address() as AddressInfo).port,
+    path: '/slow',
+  })
+  client.on('error', () => {})
+  client.end()
+  await handlerStarted
+  client.destroy()
+  assert.equal(await aborted, true)
+})
+
+/** POSTs `size` bytes and answers with what the handler reported as its text. */
+async function postBytes(base: string, size: number): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${base}/in`, { method: 'POST', body: Buffer.alloc(size, 1) })
+  return { status: res.status, text: await res.text() }
+}
+
+/** A destination that counts what reaches it. */
+function counter(): { sink: Writable; bytes: () => number } {
+  let bytes = 0
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      bytes += chunk.length
+      done()
+    },
+  })
+  return { sink, bytes: () => bytes }
+}
+
+const TIMEOUTS = {
+  bodyIdleTimeoutMs: 10_000,
+  bodyTimeoutMs: 30_000,
+  minBodyRate: 0,
+  bodyGraceMs: 10_000,
+}
+
+test('the Node edge hands its body stream to a Node reader, under the same byte cap', async (t) => {
+  const outcomes: string[] = []
+  const base = await serve(t, async (req) => {
+    const { sink, bytes } = counter()
+    const watch = new BodyWatch(TIMEOUTS, req.signal)
+    try {
+      await pipeBody(req, sink, { maxBytes: 64 * 1024, watch })
+      // The stream was taken: the web body of the same request can only fail, loudly.
+      const again = await req.arrayBuffer().then(
+        () => 'read',
+        (e: unknown) => (e as UeError).code,
+      )
+      outcomes.push(`${bytes()} ${again}`)
+    } catch (e) {
+      outcomes.push(`${(e as UeError).code} ${bytes() <= 64 * 1024}`)
+    } finally {
+      watch.stop()
+    }
+    return new Response('done')
+  })
+  await postBytes(base, 50_000)
+  // The refusal closes the connection mid-body: the client may see a reset instead of an answer.
+  await postBytes(base, 1024 * 1024).catch(() => undefined)
+  await eventually(
+    async () => outcomes.length,
+    (n) => n === 2,
+  )
+  assert.deepEqual(outcomes, ['50000 UE_BODY_CONSUMED', 'UE_BODY_TOO_LARGE true'])
+})
+
+test('a body whose web stream was read first is not handed out again as the Node stream', async (t) => {
+  const base = await serve(t, async (req) => {
+    const first = await req.text()
+    const watch = new BodyWatch(TIMEOUTS, req.signal)
+    try {
+      await pipeBody(req, counter().sink, { maxBytes: 1024, watch })
+      return new Response(`piped after ${first.length}`)
+    } catch (e) {
+      return new Response(`${(e as UeError).code} after ${first.length}`)
+    } finally {
+      watch.stop()
+    }
+  })
+  assert.deepEqual(await postBytes(base, 100), {
+    status: 200,
+    text: 'UE_BODY_CONSUMED after 100',
+  })
 })

@@ -120,6 +120,7 @@ describe('logs', () => {
         url: `https://img.example.com/a.png?X-Amz-Signature=${secrets[0]}`,
         storage: { secretAccessKey: secrets[2] },
         materials: { tokens: [secrets[1]] },
+        deep: { config: { storage: { s3: { secretAccessKey: secrets[2] } } } },
         password: secrets[2],
       },
       `request with Authorization: Bearer ${secrets[3]}`,

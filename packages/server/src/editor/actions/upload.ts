@@ -1,5 +1,6 @@
 import { claimedExtension } from '../../ingest/display-name.js'
 import { readSingleFile } from '../../ingest/multipart.js'
+import type { ContentType } from '../../ingest/sniff.js'
 import { createSpool } from '../../ingest/temp-file.js'
 import type { UploadRule } from '../action-table.js'
 import type { ActionContext } from '../deps.js'
@@ -10,6 +11,7 @@ import { storeTempFile, vetHead } from '../store.js'
 export async function handleUpload(ctx: ActionContext, rule: UploadRule): Promise<UploadResult> {
   const { config } = ctx.deps
   const spool = createSpool(config.uploads.tempDir)
+  let vetted: ContentType | undefined
   try {
     const file = await readSingleFile(ctx.request, spool, {
       fieldNames: rule.fieldNames,
@@ -17,7 +19,9 @@ export async function handleUpload(ctx: ActionContext, rule: UploadRule): Promis
       maxFields: config.uploads.maxFields,
       timeouts: config.http,
       // A type that cannot pass is refused on the first bytes, not after the whole body.
-      inspect: (head, name) => vetHead(ctx.deps, rule, head, claimedExtension(name)),
+      inspect: async (head, name) => {
+        vetted = await vetHead(ctx.deps, rule, head, claimedExtension(name))
+      },
     })
     const entry = await storeTempFile(
       ctx.deps,
@@ -25,6 +29,7 @@ export async function handleUpload(ctx: ActionContext, rule: UploadRule): Promis
       rule,
       claimedExtension(file.originalName),
       ctx.actor,
+      vetted,
     )
     return uploadResult(config.publicUrl, entry)
   } finally {

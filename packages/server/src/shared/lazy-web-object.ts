@@ -1,0 +1,66 @@
+/**
+ * Stand-ins for fetch objects (`Request`, `Response`) that are built only when something needs
+ * more than the few parts given up front. At the Node edge most answers read only a request's
+ * method, URL and headers, and a response's status and headers; a real object costs a second
+ * URL parse, `Headers` copies, an `AbortSignal` or a body web stream. A stand-in passes
+ * `instanceof`; every other property and method is the real object's, built on first use.
+ */
+const REAL = Symbol('real')
+const BUILD = Symbol('build')
+
+interface Lazy<T> {
+  [REAL]: T | undefined
+  [BUILD]: () => T
+}
+
+function realOf<T>(self: Lazy<T>): T {
+  self[REAL] ??= self[BUILD]()
+  return self[REAL]
+}
+
+/** The real object if something has built it already, else undefined. */
+export function builtOf<T>(self: T): T | undefined {
+  return (self as Lazy<T>)[REAL]
+}
+
+/**
+ * A prototype below `base` (a fetch class's prototype) that forwards every getter and method
+ * to the real object, except the `direct` getters, which answer from the stand-in itself.
+ */
+export function lazyPrototype<T extends object>(
+  base: object,
+  direct: Record<string, (this: T) => unknown>,
+): object {
+  const prototype: object = Object.create(base)
+  for (const key of Reflect.ownKeys(base)) {
+    if (key === 'constructor') continue
+    const descriptor = Object.getOwnPropertyDescriptor(base, key)
+    if (descriptor?.get)
+      Object.defineProperty(prototype, key, {
+        configurable: true,
+        get(this: Lazy<object>) {
+          return Reflect.get(realOf(this), key)
+        },
+      })
+    else if (typeof descriptor?.value === 'function')
+      Object.defineProperty(prototype, key, {
+        configurable: true,
+        writable: true,
+        value(this: Lazy<object>, ...args: unknown[]) {
+          const target = realOf(this)
+          return (Reflect.get(target, key) as (...a: unknown[]) => unknown).apply(target, args)
+        },
+      })
+  }
+  for (const [key, get] of Object.entries(direct))
+    Object.defineProperty(prototype, key, { configurable: true, get })
+  return prototype
+}
+
+/** A stand-in on `prototype` (from `lazyPrototype`) with its own fields; `build` makes the real one. */
+export function lazyInstance<T>(prototype: object, fields: object, build: () => T): T {
+  const self = Object.assign(Object.create(prototype), fields) as Lazy<T>
+  self[REAL] = undefined
+  self[BUILD] = build
+  return self as unknown as T
+}

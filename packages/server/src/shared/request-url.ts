@@ -1,0 +1,15 @@
+/**
+ * A request's URL, parsed once for everyone who routes on it (the access line, the router, the
+ * editor's action): `request.url` is a string, and each `new URL` costs a full parse. Read it,
+ * never change it: the same object goes to every caller.
+ */
+const parsed = new WeakMap<Request, URL>()
+
+export function urlOf(request: Request): URL {
+  let url = parsed.get(request)
+  if (!url) {
+    url = new URL(request.url)
+    parsed.set(request, url)
+  }
+  return url
+}
