@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { Writable } from 'node:stream'
 import { describe, test } from 'node:test'
-import Database from 'better-sqlite3'
 import { createLogger } from '../../src/shared/log.js'
 import { blob, HTML, png } from '../helpers/fixtures.js'
+import { rawSqlite } from '../helpers/sqlite.js'
 import { startTestServer } from '../helpers/start-server.js'
 
 /** A log destination that keeps every line. */
@@ -244,7 +244,7 @@ describe('metrics', () => {
     const metricsUrl = `${srv.url}/metrics`
     const { index } = srv.ue.config
     assert.ok(index.driver === 'sqlite')
-    const raw = new Database(index.file)
+    const raw = await rawSqlite(index.file)
     raw.exec('DROP TABLE files')
     raw.close()
     const res = await fetch(srv.action('listImage'))
