@@ -43,7 +43,7 @@ for line in $lines; do
         { cat "$work/rebuild-$line.log"; exit 1; }
     fi
     npm test >"$cache/test-$line.log" 2>&1 ||
-      { grep -E -A30 '^ *not ok' "$cache/test-$line.log" | head -n 300; exit 1; }
+      { grep -E -A30 '^ *(not ok|✖)' "$cache/test-$line.log" | head -n 300; exit 1; }
   )
   # TAP (Node 22) or spec (Node 24+) summary lines.
   result="$(grep -E '^(#|ℹ) (tests|pass|fail|skipped) ' "$cache/test-$line.log" | tr '\n' ' ')"
