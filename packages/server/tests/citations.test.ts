@@ -110,11 +110,14 @@ describe('citations', () => {
   })
 
   test('the checker catches citations of documents that are not here', () => {
+    // Spelled in pieces so that this file does not itself read as such a citation.
+    const spec = ['spec', '§4.3'].join(' ')
+    const outside = ['..', 'shared', 'docs', 'security.md'].join('/')
     const bad = [
       '// Upload flood guards (security.md A36)',
       "message: 'would replace it (protocol.md §1.1)'",
-      '/** `{items, total}` of spec §4.3 */',
-      'see ../shared/docs/security.md',
+      `/** \`{items, total}\` of ${spec} */`,
+      `see ${outside}`,
       'read docs/operations-guide.md first',
       '(docs/security.md, row S999)',
       "describe('A36: upload floods', () => {",
