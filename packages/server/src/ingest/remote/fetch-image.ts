@@ -135,6 +135,11 @@ export function createRemoteFetcher(o: RemoteFetcherOptions): RemoteFetcher {
         signal,
         headersTimeout: o.timeoutMs,
         bodyTimeout: o.timeoutMs,
+        // The body buffers up to the byte cap, so a spool write slower than the network never
+        // pauses undici's HTTP/1 parser: a source that closes its connection while the parser
+        // is paused ends the whole process with an uncatchable assertion in undici 7 (fixed
+        // only in undici 8, which needs Node 22.19); docs/security.md, row S64.
+        highWaterMark: f.maxBytes + 1,
       }).catch((e: unknown) => {
         throw remoteError(e)
       })
