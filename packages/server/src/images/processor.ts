@@ -31,6 +31,8 @@ export interface ImageProcessor {
    * `UE_IMAGE_TOO_LARGE` or `UE_CONTENT_MISMATCH`. The caller disposes the returned file.
    */
   process(file: TempFile, type: ImageType, policy: ImagePolicy): Promise<ProcessedImage>
+  /** Images waiting for a decode slot now, where the processor queues them. */
+  readonly waiting?: number
 }
 
 /** Stores images byte for byte (`images.enabled: false`). */

@@ -77,6 +77,9 @@ export async function sharpProcessor(o: SharpProcessorOptions): Promise<ImagePro
 
   return {
     handles: (ext) => ext === '.bmp' || ext in FORMAT_OF_EXT,
+    get waiting() {
+      return queue.queued
+    },
     async process(file, type, policy) {
       if (type.ext === '.bmp')
         throw new UeError('UE_TYPE_NOT_ALLOWED', { detail: 'BMP cannot be re-encoded' })

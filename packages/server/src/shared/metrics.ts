@@ -44,8 +44,10 @@ export interface MetricsRegistry extends Metrics {
   readonly contentType: string
   /** The Prometheus text exposition of every metric. */
   render(): Promise<string>
-  /** Wraps an image processor so each `process` call is timed. */
-  timeImages<T extends { process(...args: never[]): Promise<unknown> }>(processor: T): T
+  /** Wraps an image processor so each `process` call is timed and its queue is watched. */
+  timeImages<T extends { process(...args: never[]): Promise<unknown>; readonly waiting?: number }>(
+    processor: T,
+  ): T
   /** Wraps a driver or repository so each rejected call that is not a refusal is counted. */
   countFailures<T extends object>(dependency: 'database' | 'storage', target: T): T
 }
@@ -130,6 +132,15 @@ export function createMetrics(): MetricsRegistry {
     buckets: SECONDS,
     registers,
   })
+  let imagesWaiting = (): number => 0
+  new Gauge({
+    name: 'ueditor_image_queue_waiting',
+    help: 'Images waiting for a decode slot now',
+    registers,
+    collect() {
+      this.set(imagesWaiting())
+    },
+  })
   const dependencyErrors = new Counter({
     name: 'ueditor_dependency_errors_total',
     help: 'Failed calls to the database or the storage driver, by operation',
@@ -189,6 +200,7 @@ export function createMetrics(): MetricsRegistry {
       httpSeconds.observe({ route }, seconds)
     },
     timeImages(processor) {
+      imagesWaiting = () => processor.waiting ?? 0
       const process = processor.process.bind(processor) as (...a: unknown[]) => Promise<unknown>
       return Object.assign(Object.create(processor) as typeof processor, {
         process: async (...args: unknown[]) => {

@@ -71,6 +71,13 @@ async function listFiles(root: string): Promise<string[]> {
   }
 }
 
+/** One unlabelled series from the server's `/metrics` (0 when absent). */
+export async function metric(srv: TestServer, name: string): Promise<number> {
+  const text = await (await fetch(`${srv.url}/metrics`)).text()
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `))
+  return line ? Number(line.split(' ')[1]) : 0
+}
+
 /** Polls until `check` holds or the time is up; returns the last value of `check`. */
 export async function eventually<T>(
   read: () => Promise<T>,

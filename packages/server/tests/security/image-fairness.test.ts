@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { png } from '../helpers/fixtures.js'
 import { solid } from '../helpers/images.js'
 import { type EditorAnswer, uploadFrom } from '../helpers/post-from.js'
-import { startTestServer } from '../helpers/start-server.js'
+import { eventually, metric, startTestServer } from '../helpers/start-server.js'
 
 interface Timed extends EditorAnswer {
   doneAt: number
@@ -24,7 +24,13 @@ test('two clients flooding heavy images neither starve a third client nor queue 
   const floods = ['127.0.0.2', '127.0.0.3'].map((address) =>
     Promise.all(Array.from({ length: 5 }, () => timed(address, heavy, 'heavy.png'))),
   )
-  await new Promise((r) => setTimeout(r, 500))
+  // Both floods fill their share of the queue (two waiting each) before the small image is sent.
+  const waiting = await eventually(
+    () => metric(srv, 'ueditor_image_queue_waiting'),
+    (n) => n === 4,
+    30_000,
+  )
+  assert.equal(waiting, 4, 'the floods never filled the image queue')
   const small = await timed('127.0.0.4', png(4, 4), 'small.png')
   const [a, b] = (await Promise.all(floods)) as [Timed[], Timed[]]
 
@@ -43,7 +49,7 @@ test('two clients flooding heavy images neither starve a third client nor queue 
     )
   }
   // Round robin: the small image waited for at most one heavy image per client, not for both
-  // floods (in arrival order it would have been done last).
+  // floods (in arrival order it would have been done last, after four waiting heavy images).
   const heavyDone = [...a, ...b].filter((x) => x.state === 'SUCCESS').map((x) => x.doneAt)
   assert.ok(heavyDone.length >= 3, `${heavyDone.length} heavy images served`)
   assert.ok(small.doneAt < Math.max(...heavyDone), 'the small image waited behind both floods')

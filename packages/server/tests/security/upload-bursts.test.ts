@@ -4,7 +4,7 @@ import { describe, test } from 'node:test'
 import { png } from '../helpers/fixtures.js'
 import { firstJsonBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { eventually, metric, startTestServer, type TestServer } from '../helpers/start-server.js'
 
 type Outcome =
   | { answer: { state?: string; code?: string } | null; status: number }
@@ -60,12 +60,6 @@ function slowUpload(srv: TestServer, holdMs: number) {
     [Buffer.concat([Buffer.from(head), body.subarray(0, 1000)]), body.subarray(1000)],
     { gapMs: holdMs, maxMs: holdMs + 20_000 },
   )
-}
-
-async function metric(srv: TestServer, name: string): Promise<number> {
-  const text = await (await fetch(`${srv.url}/metrics`)).text()
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `))
-  return line ? Number(line.split(' ')[1]) : 0
 }
 
 describe('S61: refusals the client can read, and bursts that are not refused', () => {
