@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { png } from '../helpers/fixtures.js'
 import { firstJsonBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
-import { eventually, startTestServer } from '../helpers/start-server.js'
+import { eventually, metric, startTestServer, type TestServer } from '../helpers/start-server.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 
@@ -77,12 +77,22 @@ test('closing the server lets an in-flight upload finish and be stored', async (
     req.write(body.subarray(0, half))
     setTimeout(() => req.end(body.subarray(half)), 300)
   })
-  await new Promise((r) => setTimeout(r, 100))
+  await inFlight(srv)
   const closed = srv.close()
   assert.equal((await answer).state, 'SUCCESS')
   await closed
   assert.equal((await srv.storedFiles()).length, 1)
 })
+
+/** Resolves once the server is handling an upload, so a close lands while it is in flight. */
+async function inFlight(srv: TestServer): Promise<void> {
+  const n = await eventually(
+    () => metric(srv, 'ueditor_uploads_in_flight'),
+    (v) => v >= 1,
+    10_000,
+  )
+  assert.equal(n, 1, 'the upload never reached the server')
+}
 
 function runMain(env: NodeJS.ProcessEnv, cwd: string) {
   const child = spawn(process.execPath, [MAIN], {
@@ -243,7 +253,7 @@ test('during a shutdown a refusal carries HTTP 503 when http.errorStatus is http
       maxMs: 20_000,
     },
   )
-  await new Promise((r) => setTimeout(r, 300))
+  await inFlight(srv)
   const closed = srv.close()
   const res = await fetch(srv.action('image'), {
     method: 'POST',
