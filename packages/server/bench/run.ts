@@ -25,6 +25,11 @@ const SCENARIOS: [string, (p: Profile) => Promise<Row[]>][] = [
 ]
 
 const profile = process.argv.includes('--smoke') ? SMOKE : FULL
+// `--only <name>`: the scenario groups whose name contains it, for working on one of them.
+const onlyAt = process.argv.indexOf('--only')
+const only = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined
+if (only !== undefined && !SCENARIOS.some(([name]) => name.includes(only)))
+  throw new Error(`--only ${only}: no scenario group is named so (${SCENARIOS.map(([n]) => n).join(', ')})`)
 const machine = {
   cpus: cpus().length,
   cpuModel: cpus()[0]?.model ?? 'unknown',
@@ -39,6 +44,7 @@ console.log(
 
 const outcomes: Outcome[] = []
 for (const [name, scenario] of SCENARIOS) {
+  if (only !== undefined && !name.includes(only)) continue
   const began = performance.now()
   process.stdout.write(`${name}... `)
   try {

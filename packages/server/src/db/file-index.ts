@@ -1,12 +1,20 @@
 import { type Kysely, sql } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import { UeError } from '../shared/errors.js'
-import type { Category, StorageKey } from '../shared/types.js'
+import type { Category, Page, StorageKey } from '../shared/types.js'
 import { keyInByteOrder } from './byte-order.js'
 import { guarded, isUniqueViolation } from './errors.js'
 import { isPostgres } from './identity.js'
+import { type Anchor, countsQuery, type Leg, type ListedRow, pageQuery } from './listing-sql.js'
 import type { DbSchema, FileRow } from './schema.js'
-import type { FileEntry, FileIndex, IndexedKey, ListQuery, NewFileEntry } from './types.js'
+import type {
+  FileEntry,
+  FileIndex,
+  IndexedKey,
+  ListedFile,
+  ListQuery,
+  NewFileEntry,
+} from './types.js'
 
 /** Anchors remembered per process: enough for many clients paging at once, a few MB at most. */
 const MAX_ANCHORS = 20_000
@@ -51,64 +59,58 @@ async function add(db: Kysely<DbSchema>, entry: NewFileEntry): Promise<FileEntry
  * (`changes`), keyed by the listing and the offset.
  */
 type Anchors = LRUCache<string, { anchor: Anchor; changes: string }>
-interface Anchor {
-  createdAt: number
-  id: number
-}
 
 /**
  * One page in O(page): the total comes from `file_counts`, the page is read from the row at
- * `start` onwards by (created_at, id). The first page needs no anchor; the row after each page
- * is remembered for the offset the client asks for next (start + size), and count and page come
- * back in one statement, so one snapshot, whose `changes` must still be the anchor's. On a miss
- * (another node served the last page, or a file of this listing was added or removed since) the
- * row at `start` is found by walking a covering index from the nearer end, in one snapshot with
- * the count and the page.
+ * `start` onwards by (created_at, id), from the categories that hold any matching file. The first
+ * page needs no anchor; the row after each page is remembered for the offset the client asks for
+ * next (start + size), and count and page are read in one snapshot, whose `changes` must still be
+ * the anchor's. On a miss (another node served the last page, or a file of this listing was added
+ * or removed since) the row at `start` is found by walking a covering index from the nearer end,
+ * in the same snapshot.
  */
 async function list(
   db: Kysely<DbSchema>,
   anchors: Anchors,
   q: ListQuery,
-): Promise<{ items: FileEntry[]; total: number }> {
+): Promise<Page<ListedFile>> {
   // `IN ()` is a syntax error on PostgreSQL: no categories simply matches nothing.
   if (q.categories.length === 0) return { items: [], total: 0 }
   const start = wholeNumber(q.start)
   const size = wholeNumber(q.size)
   if (size === 0) return { items: [], total: (await counted(db, q)).total }
   const shape = listingShape(q)
-  const remember = (offset: number, anchor: Anchor, changes: string) =>
-    anchors.set(`${shape}\n${offset}`, { anchor, changes })
-  const answer = (rows: FileRow[], total: number, changes: string) => {
-    const next = rows[size]
-    if (next !== undefined) remember(start + size, anchorOf(next), changes)
-    return { items: rows.slice(0, size).map(toEntry), total }
-  }
-
-  const known = anchors.get(`${shape}\n${start}`)
-  if (start === 0 || known !== undefined) {
-    const { total, changes, rows } = await countedPage(db, q, known?.anchor, size + 1)
-    if (start === 0 || changes === known?.changes)
-      return start >= total ? { items: [], total } : answer(rows, total, changes)
-  }
+  const known = start === 0 ? undefined : anchors.get(`${shape}\n${start}`)
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (tx) => {
-      const { total, changes } = await counted(tx, q)
+      const { total, changes, legs } = await counted(tx, q)
       if (start >= total) return { items: [], total }
-      const anchor = await rowAt(tx, q, start, total)
-      if (anchor === undefined) return { items: [], total }
-      remember(start, anchor, changes)
-      return answer(await pageFrom(tx, q, anchor, size + 1).execute(), total, changes)
+      const sameState = known !== undefined && known.changes === changes
+      const present = { ...q, categories: legs.map((l) => l.category) }
+      const anchor =
+        start === 0 ? undefined : sameState ? known.anchor : await rowAt(tx, present, start, total)
+      if (start > 0 && anchor === undefined) return { items: [], total }
+      if (start > 0 && !sameState)
+        anchors.set(`${shape}\n${start}`, { anchor: anchor as Anchor, changes })
+      const { rows } = await tx.executeQuery(
+        pageQuery(isPostgres(tx), q.owners, legs, q.exts ?? [], anchor, size + 1),
+      )
+      const next = rows[size]
+      if (next !== undefined)
+        anchors.set(`${shape}\n${start + size}`, { anchor: anchorOf(next), changes })
+      return { items: rows.slice(0, size).map(toListed), total }
     })
 }
 
-function anchorOf(row: FileRow): Anchor {
+function anchorOf(row: ListedRow): Anchor {
   return { createdAt: Number(row.createdAt), id: Number(row.id) }
 }
 
+/** Which listing this is; lists in another order only make another key (a cache miss). */
 function listingShape(q: ListQuery): string {
-  return JSON.stringify([scopesOf(q), [...q.categories].sort(), [...(q.exts ?? [])].sort()])
+  return JSON.stringify([scopesOf(q), q.categories, q.exts ?? []])
 }
 
 /** Scopes of `file_counts` (see file-counts.ts); every owned file is every file minus unowned. */
@@ -121,48 +123,40 @@ function scopesOf(q: ListQuery): string[] {
       : ['*']
 }
 
-function countsOf(db: Kysely<DbSchema>, q: ListQuery) {
-  const exts = q.exts ?? []
-  return db
-    .selectFrom('fileCounts')
-    .where('scope', 'in', scopesOf(q))
-    .where('category', 'in', q.categories)
-    .$if(exts.length > 0, (qb) => qb.where('ext', 'in', exts))
-    .select([
-      sql<string | number | null>`sum(case when scope = '-' then -n else n end)`.as('total'),
-      sql<string | number | null>`sum(changes)`.as('changes'),
-    ])
+interface Counted {
+  total: number
+  changes: string
+  /** The categories that hold a matching file, in the order asked. */
+  legs: Leg[]
 }
 
-async function counted(
-  db: Kysely<DbSchema>,
-  q: ListQuery,
-): Promise<{ total: number; changes: string }> {
-  const row = await countsOf(db, q).executeTakeFirstOrThrow()
-  return { total: Number(row.total ?? 0), changes: String(row.changes ?? 0) }
-}
-
-/** The count and up to `limit` rows from `anchor` (absent: from the newest) in one statement. */
-async function countedPage(
-  db: Kysely<DbSchema>,
-  q: ListQuery,
-  anchor: Anchor | undefined,
-  limit: number,
-): Promise<{ total: number; changes: string; rows: FileRow[] }> {
-  const joined = await db
-    .selectFrom(countsOf(db, q).as('c'))
-    .leftJoin(pageFrom(db, q, anchor, limit).as('p'), (join) => join.onTrue())
-    .selectAll('p')
-    .select(['c.total', 'c.changes'])
-    .orderBy('p.createdAt', 'desc')
-    .orderBy('p.id', 'desc')
-    .execute()
-  const first = joined[0]
-  return {
-    total: Number(first?.total ?? 0),
-    changes: String(first?.changes ?? 0),
-    rows: joined.filter((r) => r.id !== null) as FileRow[],
+/**
+ * How many files match and the sum of their `changes`, from `file_counts`, and per category
+ * whether its rows need the extension filter: not when every file it holds has a listed
+ * extension, and then the page walks its index without reading a row it will not show.
+ */
+async function counted(db: Kysely<DbSchema>, q: ListQuery): Promise<Counted> {
+  const categories = [...new Set(q.categories)]
+  const { rows } = await db.executeQuery(countsQuery(isPostgres(db), scopesOf(q), categories))
+  const listed = q.exts && q.exts.length > 0 ? new Set(q.exts) : undefined
+  let total = 0
+  let changes = 0
+  const shown = new Map<string, number>()
+  const unlisted = new Set<string>()
+  for (const row of rows) {
+    const n = Number(row.n)
+    if (listed && !listed.has(row.ext)) {
+      if (n > 0) unlisted.add(row.category)
+      continue
+    }
+    total += n
+    changes += Number(row.changes)
+    shown.set(row.category, (shown.get(row.category) ?? 0) + n)
   }
+  const legs = categories
+    .filter((c) => (shown.get(c) ?? 0) > 0)
+    .map((category) => ({ category, byExt: unlisted.has(category) }))
+  return { total, changes: String(changes), legs }
 }
 
 function matching(
@@ -208,40 +202,6 @@ async function rowAt(
   return row === undefined ? undefined : { createdAt: Number(row.createdAt), id: Number(row.id) }
 }
 
-/**
- * Up to `limit` rows from `anchor` on, newest first: one index range per category, merged.
- */
-function pageFrom(db: Kysely<DbSchema>, q: ListQuery, anchor: Anchor | undefined, limit: number) {
-  // A category named twice must not give its rows twice (IN would not).
-  const parts = [...new Set(q.categories)].map((category, i) =>
-    db
-      .selectFrom(
-        matching(db, q, [category])
-          .$if(anchor !== undefined, (qb) =>
-            qb.where((eb) =>
-              eb(
-                eb.refTuple('createdAt', 'id'),
-                '<=',
-                eb.tuple(anchor?.createdAt ?? 0, anchor?.id ?? 0),
-              ),
-            ),
-          )
-          .selectAll()
-          .orderBy('createdAt', 'desc')
-          .orderBy('id', 'desc')
-          .limit(limit)
-          .as(`c${i}`),
-      )
-      .selectAll(),
-  )
-  const [first, ...rest] = parts as [(typeof parts)[number], ...typeof parts]
-  return rest
-    .reduce((union, part) => union.unionAll(part), first)
-    .orderBy('createdAt', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-}
-
 async function get(db: Kysely<DbSchema>, key: StorageKey): Promise<FileEntry | null> {
   const row = await db.selectFrom('files').selectAll().where('key', '=', key).executeTakeFirst()
   return row === undefined ? null : toEntry(row)
@@ -282,6 +242,15 @@ async function keysAfter(
 }
 
 // Drivers disagree on nulls and big integers (pg returns bigint columns as strings).
+function toListed(row: ListedRow): ListedFile {
+  return {
+    id: Number(row.id),
+    key: row.key,
+    originalName: row.originalName ?? '',
+    createdAt: Number(row.createdAt),
+  }
+}
+
 function toEntry(row: FileRow): FileEntry {
   return {
     id: Number(row.id),

@@ -42,10 +42,13 @@ export interface IndexedKey {
   createdAt: number
 }
 
+/** What a listing shows of a file. */
+export type ListedFile = Pick<FileEntry, 'id' | 'key' | 'originalName' | 'createdAt'>
+
 export interface FileIndex {
   add(entry: NewFileEntry): Promise<FileEntry>
   /** Newest first, stable: created_at desc, id desc. */
-  list(q: ListQuery): Promise<Page<FileEntry>>
+  list(q: ListQuery): Promise<Page<ListedFile>>
   get(key: StorageKey): Promise<FileEntry | null>
   remove(key: StorageKey): Promise<boolean>
   /** Bytes stored by one user, summed in the database (so it holds across nodes). */

@@ -1,4 +1,4 @@
-import type { FileEntry } from '../db/types.js'
+import type { FileEntry, ListedFile } from '../db/types.js'
 
 export interface UploadResult {
   state: 'SUCCESS'
@@ -34,7 +34,7 @@ export function uploadResult(publicUrl: string, entry: FileEntry): UploadResult 
   return { state: 'SUCCESS', ...storedFields(publicUrl, entry), type: entry.ext }
 }
 
-export function listEntry(publicUrl: string, entry: FileEntry): ListEntry {
+export function listEntry(publicUrl: string, entry: ListedFile): ListEntry {
   return {
     url: publicUrlOf(publicUrl, entry.key),
     mtime: Math.floor(entry.createdAt / 1000),

@@ -19,9 +19,9 @@ const MAX_LIST_SIZE = 100
  * the `start` actually used, since the client computes the next offset from it.
  */
 export async function handleList(ctx: ActionContext, rule: ListRule): Promise<ListResult> {
-  const start = Math.max(singleInteger(ctx.url.searchParams, 'start', 15) ?? 0, 0)
+  const start = Math.max(singleInteger(ctx.url.searchParams, 'start', START) ?? 0, 0)
   const size = Math.min(
-    Math.max(singleInteger(ctx.url.searchParams, 'size', 6) ?? rule.listSize, 1),
+    Math.max(singleInteger(ctx.url.searchParams, 'size', SIZE) ?? rule.listSize, 1),
     MAX_LIST_SIZE,
   )
   const page = await ctx.deps.files.list({
@@ -50,9 +50,12 @@ function ownersFor(ctx: ActionContext): OwnerFilter {
   return { kind: 'user', user: actor.user }
 }
 
-function singleInteger(params: URLSearchParams, name: string, maxDigits: number): number | null {
+const START = /^-?\d{1,15}$/
+const SIZE = /^-?\d{1,6}$/
+
+function singleInteger(params: URLSearchParams, name: string, digits: RegExp): number | null {
   const values = params.getAll(name)
   if (values.length !== 1) return null
   const value = (values[0] ?? '').trim()
-  return new RegExp(`^-?\\d{1,${maxDigits}}$`).test(value) ? Number(value) : null
+  return digits.test(value) ? Number(value) : null
 }
