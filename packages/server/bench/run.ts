@@ -29,7 +29,9 @@ const profile = process.argv.includes('--smoke') ? SMOKE : FULL
 const onlyAt = process.argv.indexOf('--only')
 const only = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined
 if (only !== undefined && !SCENARIOS.some(([name]) => name.includes(only)))
-  throw new Error(`--only ${only}: no scenario group is named so (${SCENARIOS.map(([n]) => n).join(', ')})`)
+  throw new Error(
+    `--only ${only}: no scenario group is named so (${SCENARIOS.map(([n]) => n).join(', ')})`,
+  )
 const machine = {
   cpus: cpus().length,
   cpuModel: cpus()[0]?.model ?? 'unknown',
