@@ -96,7 +96,7 @@ export async function readSingleFile(
     await pipeBody(request, parser, {
       maxBytes: drainCap,
       watch,
-      tooLarge: new UeError('UE_FILE_TOO_LARGE'),
+      tooLarge: 'UE_FILE_TOO_LARGE',
     })
   } catch (e) {
     fail(watch.signal.aborted ? asUeError(watch.signal.reason) : asUeError(e))

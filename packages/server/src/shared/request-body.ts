@@ -1,6 +1,6 @@
 import { Readable, Transform, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { UeError } from './errors.js'
+import { UeError, type UeErrorCode } from './errors.js'
 
 /** Compressed request bodies would let a small request inflate past every limit. */
 export function assertIdentityEncoding(request: Request): void {
@@ -92,7 +92,7 @@ export class BodyWatch {
  */
 export async function* readBody(
   request: Request,
-  o: { maxBytes: number; watch: BodyWatch; tooLarge?: UeError },
+  o: { maxBytes: number; watch: BodyWatch; tooLarge?: UeErrorCode },
 ): AsyncGenerator<Uint8Array> {
   if (!request.body) return
   if (request.bodyUsed || request.body.locked) throw new UeError('UE_BODY_CONSUMED')
@@ -113,7 +113,7 @@ export async function* readBody(
       if (next.done) return
       total += next.value.byteLength
       o.watch.received(next.value.byteLength)
-      if (total > o.maxBytes) throw o.tooLarge ?? new UeError('UE_BODY_TOO_LARGE')
+      if (total > o.maxBytes) throw new UeError(o.tooLarge ?? 'UE_BODY_TOO_LARGE')
       yield next.value
     }
   } finally {
@@ -152,7 +152,7 @@ export function offerNodeBody(request: Request, take: () => NodeBody | undefined
 export async function pipeBody(
   request: Request,
   destination: Writable,
-  o: { maxBytes: number; watch: BodyWatch; tooLarge?: UeError },
+  o: { maxBytes: number; watch: BodyWatch; tooLarge?: UeErrorCode },
 ): Promise<void> {
   const node = nodeBodies.get(request)?.()
   const { signal } = o.watch
@@ -166,7 +166,7 @@ export async function pipeBody(
       total += chunk.length
       node.read(chunk.length)
       o.watch.received(chunk.length)
-      if (total > o.maxBytes) done(o.tooLarge ?? new UeError('UE_BODY_TOO_LARGE'))
+      if (total > o.maxBytes) done(new UeError(o.tooLarge ?? 'UE_BODY_TOO_LARGE'))
       else done(null, chunk)
     },
   })
