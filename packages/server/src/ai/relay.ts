@@ -101,6 +101,9 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
 
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
+          // Queued without waiting for the browser: a paused upstream parser that sees the
+          // upstream close its connection ends the process on Node 22+ (docs/security.md, row S65).
+          // The queue is bounded by the answer itself (ai.maxOutputTokens).
           const send = (bytes: Uint8Array) => {
             if (clientGone) return
             try {
