@@ -223,12 +223,15 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const assets = createAssetServer(assetMap)
   const metricsPath = config.metrics.enabled ? config.metrics.path : undefined
   const metricsEndpoint = createMetricsEndpoint(metrics, config.metrics.token)
+  const isFormula = (pathname: string) =>
+    formula !== null && (pathname === `${formulaPath}.svg` || pathname === `${formulaPath}.png`)
   const routeOf = (pathname: string): string => {
     if (pathname === metricsPath) return 'metrics'
     if (assetMap.has(pathname)) return 'assets'
     if (pathname === editorPath || pathname === `${editorPath}/`) return 'editor'
     if (pathname.startsWith(filesPrefix)) return 'files'
     if (pathname === '/healthz' || pathname === '/readyz') return 'health'
+    if (isFormula(pathname)) return 'formula'
     if (pathname.startsWith(materialsPrefix)) return 'materials'
     return 'other'
   }
@@ -251,8 +254,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       if (pathname.startsWith(filesPrefix)) return await files(request)
       if (pathname === '/healthz') return await health(request)
       if (pathname === '/readyz') return await ready(request)
-      if (formula && (pathname === `${formulaPath}.svg` || pathname === `${formulaPath}.png`))
-        return await formula(request)
+      if (formula && isFormula(pathname)) return await formula(request)
       if (pathname.startsWith(materialsPrefix)) return await mountedMaterials(request)
       if (site) return await site(request)
       return errorResponse(new UeError('UE_NOT_FOUND'))
@@ -296,7 +298,12 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     editor: entry(observed(editor, 'editor')),
     files: entry(observed(whileOpen(files), 'files')),
     materials: entry(observed(whileOpen(materials), 'materials')),
-    formula,
+    formula:
+      formula &&
+      Object.assign(entry(observed(whileOpen(formula), 'formula')), {
+        stats: formula.stats,
+        close: formula.close,
+      }),
     metrics: entry(observed(whileOpen(metricsEndpoint), 'metrics')),
     fetch: everything,
     node: toNodeHandler(everything),

@@ -196,6 +196,20 @@ describe('formula images rendered by our own server', () => {
     assert.match(await res.text(), /<svg/)
     assert.equal((await formula(new Request('http://app.test/math/render.gif?x'))).status, 404)
   })
+
+  test('ue.formula mounted on its own carries a request id and refuses new work during a shutdown', async (t) => {
+    const srv = await startTestServer(t)
+    const formula = srv.ue.formula
+    assert.ok(formula)
+    const url = `http://app.test/math/render.svg?${encodeURIComponent('b_2')}`
+    const res = await formula(new Request(url))
+    assert.equal(res.status, 200)
+    assert.ok(res.headers.get('x-request-id'))
+    srv.ue.stopAccepting()
+    const refused = await formula(new Request(url))
+    assert.equal(refused.status, 503)
+    assert.equal((await refused.json()).error.code, 'UE_SHUTTING_DOWN')
+  })
 })
 
 describe('formulaConfig in the config answer', () => {
