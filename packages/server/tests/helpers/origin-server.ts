@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { connect, type Socket } from 'node:net'
+import { connect, createServer as createNetServer, type Socket } from 'node:net'
 import sharp from 'sharp'
 import { GIF, HTML, png } from './fixtures.js'
 
@@ -211,4 +211,43 @@ export async function startInternalService(t: {
     await new Promise<void>((resolve) => server.close(() => resolve()))
   })
   return { port: (server.address() as AddressInfo).port, connections: () => connections }
+}
+
+/**
+ * A raw TCP origin on 127.0.0.1 that answers every request with `body` and closes its side at
+ * once (`Connection: close`, then FIN), as many servers and proxies do. It answers once the
+ * request's headers and body (by `Content-Length`) are in. Returns `127.0.0.1:PORT`.
+ */
+export async function startClosingOrigin(
+  t: { after(fn: () => Promise<void>): void },
+  contentType: string,
+  body: Buffer,
+): Promise<string> {
+  const sockets = new Set<Socket>()
+  const server = createNetServer((socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    socket.on('error', () => {})
+    let request = ''
+    const onData = (chunk: Buffer) => {
+      request += chunk.toString('latin1')
+      const end = request.indexOf('\r\n\r\n')
+      if (end < 0) return
+      const length = Number(/content-length:\s*(\d+)/i.exec(request.slice(0, end))?.[1] ?? 0)
+      if (request.length - end - 4 < length) return
+      socket.off('data', onData)
+      socket.write(
+        `HTTP/1.1 200 OK\r\nContent-Type: ${contentType}\r\n` +
+          `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+      )
+      socket.end(body)
+    }
+    socket.on('data', onData)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(async () => {
+    for (const socket of sockets) socket.destroy()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+  return `127.0.0.1:${(server.address() as AddressInfo).port}`
 }
