@@ -240,7 +240,8 @@ test('on SIGTERM uploads in flight finish, new requests get UE_SHUTTING_DOWN, an
 })
 
 test('during a shutdown a refusal carries HTTP 503 when http.errorStatus is http', async (t) => {
-  const srv = await startTestServer(t, { http: { errorStatus: 'http' } })
+  // The grace time outlasts the held upload's 2 s pause, so the close waits for it to finish.
+  const srv = await startTestServer(t, { http: { errorStatus: 'http', shutdownGraceMs: 15_000 } })
   const { body, contentType } = multipartBody([
     { name: 'upfile', filename: 'slow.png', value: png(64, 64) },
   ])
