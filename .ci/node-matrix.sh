@@ -6,11 +6,11 @@
 # Node 24: better-sqlite3 12 aborts at exit on 24+, where node:sqlite is used); the machine's build is
 # put back at the end for the final run on the machine's Node. Each line's full test log is
 # kept in the cache folder (test-<line>.log).
-#   UEDITOR_CI_NODE_LINES="22 24" .ci/node-matrix.sh
+#   UEDITOR_CI_NODE_LINES="22 24 26" .ci/node-matrix.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-lines="${UEDITOR_CI_NODE_LINES:-22 24}"
+lines="${UEDITOR_CI_NODE_LINES:-22 24 26}"
 arch="$(node -p 'process.arch')"
 # The Node binaries stay here after the run (.ci/run uses the newest for the install smoke).
 cache="${UEDITOR_CI_NODE_CACHE:-${TMPDIR:-/tmp}/ueditor-ci-node}"

@@ -48,7 +48,14 @@ try {
   execFileSync('mkdir', ['-p', app])
   await writeFile(
     join(app, 'package.json'),
-    JSON.stringify({ name: 'smoke-app', private: true, type: 'module' }),
+    // As the README tells Node 20 users: approve better-sqlite3's build (npm 11 allowScripts).
+    // Without a compiler the app approves nothing; Node 22.13+ needs no build.
+    JSON.stringify({
+      name: 'smoke-app',
+      private: true,
+      type: 'module',
+      ...(noCompiler ? {} : { allowScripts: { 'better-sqlite3': true } }),
+    }),
   )
   step(
     `npm install ${tarballs.map((t) => t.slice(work.length + 1)).join(' ')}${noCompiler ? ' (no compiler)' : ''}`,
