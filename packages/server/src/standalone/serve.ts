@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http'
+import { createServer, type Server, STATUS_CODES } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { bindVerdict, resolveAuthMode } from '../auth/mode.js'
 import { type LoadOptions, loadConfig } from '../config/load.js'
 import { clientKey } from '../editor/limits.js'
@@ -7,6 +8,7 @@ import { type NodeHandler, toNodeHandler } from '../http/node.js'
 import { createUeditorServer, type UeditorOptions, type UeditorServer } from '../server.js'
 import { UeError } from '../shared/errors.js'
 import { consoleLogger } from '../shared/log.js'
+import { errorParts } from '../shared/respond.js'
 
 export interface RunningServer {
   readonly ue: UeditorServer
@@ -75,6 +77,8 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
       handle(req, res)
     },
   )
+  // Node hands a CONNECT (a proxy tunnel) to this event and drops the connection without one.
+  server.on('connect', (_req, socket: Duplex) => refuseTunnel(socket))
   limitConnectionsPerClient(server, config.limits.connectionsPerClient)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -147,4 +151,14 @@ function loadOptionsOf(options: UeditorOptions): LoadOptions {
   if (options.configFile !== undefined) o.configFile = options.configFile
   if (options.env !== undefined) o.env = options.env
   return o
+}
+
+/** This server is no proxy: a CONNECT gets the catalogue's readable 405, then the connection ends. */
+function refuseTunnel(socket: Duplex): void {
+  socket.on('error', () => socket.destroy())
+  const { status, headers, body } = errorParts(new UeError('UE_METHOD_NOT_ALLOWED'))
+  const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`]
+  for (const [name, value] of headers) head.push(`${name}: ${value}`)
+  head.push(`Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', '')
+  socket.end(head.join('\r\n') + body)
 }

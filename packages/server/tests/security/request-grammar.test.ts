@@ -186,4 +186,14 @@ describe('S43: requests at the edges of the HTTP grammar', () => {
     ])
     assert.match(host.text, /^HTTP\/1\.1 200 /)
   })
+
+  test('CONNECT is answered with a readable 405 instead of a dropped connection', async (t) => {
+    const srv = await startTestServer(t)
+    const tunnel = await rawExchange(srv, ['CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n'])
+    assert.match(tunnel.text, /^HTTP\/1\.1 405 /)
+    assert.match(tunnel.text, /\r\nx-content-type-options: nosniff\r\n/i)
+    assert.match(tunnel.text, /"code":"UE_METHOD_NOT_ALLOWED"/)
+    assert.ok(tunnel.closedByServer, 'the tunnel connection stayed open')
+    assert.equal((await fetch(`${srv.url}/healthz`)).status, 200)
+  })
 })
