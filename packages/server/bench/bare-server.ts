@@ -2,6 +2,8 @@
  * The baselines: the least a node:http server can do for the same request, in its own process.
  *   bytes <file> <content-type>   answers every request with the file's bytes
  *   disk <folder>                 streams each request body to a new file, then answers
+ *   fastify-bytes <file> <type>   a reference point, not a target: Fastify (its defaults, no
+ *                                 plugins) answering the file's bytes on its own route
  */
 import { createWriteStream, readFileSync } from 'node:fs'
 import { unlink } from 'node:fs/promises'
@@ -41,20 +43,37 @@ function streamToDisk(folder: string): RequestListener {
   }
 }
 
-const listener =
-  mode === 'bytes' && arg && contentType
-    ? sendBytes(arg, contentType)
-    : mode === 'disk' && arg
-      ? streamToDisk(arg)
-      : undefined
-if (!listener) throw new Error('usage: bare-server bytes <file> <content-type> | disk <folder>')
+if (mode === 'fastify-bytes' && arg && contentType) {
+  const { fastify } = await import('fastify')
+  const body = readFileSync(arg)
+  const app = fastify({ logger: false, keepAliveTimeout: 30_000 })
+  app.get('/ueditor', (_request, reply) => {
+    void reply.type(contentType).send(body)
+  })
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  process.stderr.write(`bare ${mode} server listening on ${address}\n`)
+  process.once('SIGTERM', () => void app.close())
+} else serveBare()
 
-const server = createServer({ keepAliveTimeout: 30_000 }, listener)
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo
-  process.stderr.write(`bare ${mode} server listening on http://127.0.0.1:${port}\n`)
-})
-process.once('SIGTERM', () => {
-  server.close()
-  server.closeAllConnections()
-})
+function serveBare() {
+  const listener =
+    mode === 'bytes' && arg && contentType
+      ? sendBytes(arg, contentType)
+      : mode === 'disk' && arg
+        ? streamToDisk(arg)
+        : undefined
+  if (!listener)
+    throw new Error(
+      'usage: bare-server bytes <file> <content-type> | disk <folder> | fastify-bytes <file> <content-type>',
+    )
+
+  const server = createServer({ keepAliveTimeout: 30_000 }, listener)
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as AddressInfo
+    process.stderr.write(`bare ${mode} server listening on http://127.0.0.1:${port}\n`)
+  })
+  process.once('SIGTERM', () => {
+    server.close()
+    server.closeAllConnections()
+  })
+}

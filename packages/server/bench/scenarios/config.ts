@@ -18,7 +18,7 @@ async function measure(server: ServerProcess, url: string, p: Profile) {
 const text = (m: { perSecond: number; cpuPerRequest: number }) =>
   `${fmt(m.perSecond)} req/s, ${fmt(m.cpuPerRequest)} µs CPU/req`
 
-/** `config` GET against a bare node:http server answering the very same bytes. */
+/** `config` GET against a bare node:http server answering the very same bytes (and Fastify, for scale). */
 export function configScenario(p: Profile): Promise<Row[]> {
   return inTempDir((dir) =>
     using(startUeditor(dir, ueditorConfig(join(dir, 'data'))), async (ue) => {
@@ -30,8 +30,12 @@ export function configScenario(p: Profile): Promise<Row[]> {
       const baseline = await using(startBare(['bytes', bytes, type]), (b) =>
         measure(b, `${b.url}/ueditor?action=config`, p),
       )
+      // Not a target: how far a popular framework gets on the same answer, for scale.
+      const framework = await using(startBare(['fastify-bytes', bytes, type]), (f) =>
+        measure(f, `${f.url}/ueditor?action=config`, p),
+      )
       const server = await measure(ue, url, p)
-      return [
+      const rows: Row[] = [
         {
           scenario: `config GET, ${CONNECTIONS} connections`,
           server: text(server),
@@ -50,7 +54,18 @@ export function configScenario(p: Profile): Promise<Row[]> {
             bareCpuMicrosPerReq: baseline.cpuPerRequest,
           },
         },
+        {
+          scenario: `config GET, Fastify answering the same bytes (reference), ${CONNECTIONS} connections`,
+          server: `${text(framework)}; ${(framework.perSecond / baseline.perSecond).toFixed(2)} x bare`,
+          baseline: text(baseline),
+          figures: {
+            reqPerSec: framework.perSecond,
+            cpuMicrosPerReq: framework.cpuPerRequest,
+            bareReqPerSec: baseline.perSecond,
+          },
+        },
       ]
+      return rows
     }),
   )
 }
