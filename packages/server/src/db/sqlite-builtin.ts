@@ -26,8 +26,9 @@ type NodeSqliteModule = { DatabaseSync: new (path: string) => NodeDatabase }
 let loaded: Promise<NodeSqliteModule> | undefined
 
 /**
- * Imports `node:sqlite` without its one-time ExperimentalWarning (printed on Node 22 and 24 at
- * every start, although the module is what we rely on); every other warning passes through.
+ * Imports `node:sqlite` without its one-time ExperimentalWarning (printed at every start on
+ * Node 22 and on earlier Node 24 releases, although the module is what we rely on); every other
+ * warning passes through.
  */
 function loadNodeSqlite(): Promise<NodeSqliteModule> {
   loaded ??= (async () => {
