@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
 import { readdir, rm, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import type { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
+import { type Readable, Transform } from 'node:stream'
 import { UeError } from '../shared/errors.js'
 import { isProcessAlive } from '../shared/process-alive.js'
+import { pump } from '../shared/pump.js'
 
 /** A file in the temp spool. `originalName` is client-supplied and only ever echoed. */
 export interface TempFile {
@@ -105,23 +105,24 @@ async function spoolStream(
     // Nothing to inspect in an empty file: the caller refuses it as empty, not as mistyped.
     if (size > 0) await inspect?.(head)
   }
+  // The head's inspection holds back the chunk that completes it: a refused head stops the write.
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length
+      if (size > maxSize) return done(new UeError('UE_FILE_TOO_LARGE'))
+      if (!head) {
+        headParts.push(chunk)
+        if (size >= HEAD_BYTES) return void keepHead().then(() => done(null, chunk), done)
+      }
+      done(null, chunk)
+    },
+    flush(done) {
+      if (head) done()
+      else keepHead().then(() => done(), done)
+    },
+  })
   try {
-    await pipeline(
-      source,
-      async function* (chunks: AsyncIterable<Buffer>) {
-        for await (const chunk of chunks) {
-          size += chunk.length
-          if (size > maxSize) throw new UeError('UE_FILE_TOO_LARGE')
-          if (!head) {
-            headParts.push(chunk)
-            if (size >= HEAD_BYTES) await keepHead()
-          }
-          yield chunk
-        }
-        if (!head) await keepHead()
-      },
-      createWriteStream(path, { flags: 'wx' }),
-    )
+    await pump([source, counted, createWriteStream(path, { flags: 'wx' })])
   } catch (e) {
     await removeFile(path)
     throw e

@@ -1,6 +1,6 @@
 import { Readable, Transform, type Writable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import { UeError, type UeErrorCode } from './errors.js'
+import { pump } from './pump.js'
 
 /** Compressed request bodies would let a small request inflate past every limit. */
 export function assertIdentityEncoding(request: Request): void {
@@ -157,7 +157,7 @@ export async function pipeBody(
   const node = nodeBodies.get(request)?.()
   const { signal } = o.watch
   if (!node) {
-    await pipeline(Readable.from(readBody(request, o)), destination, { signal })
+    await pump([Readable.from(readBody(request, o)), destination], signal)
     return
   }
   let total = 0
@@ -170,13 +170,13 @@ export async function pipeBody(
       else done(null, chunk)
     },
   })
-  // Piped, not part of the pipeline: a failure must not destroy the request, whose unread rest
+  // Piped, not pumped: a failure must not destroy the request, whose unread rest
   // the edge drains before it answers (destroying it would reset the client mid-send).
   const fail = (e: Error) => counted.destroy(e)
   node.stream.once('error', fail)
   node.stream.pipe(counted)
   try {
-    await pipeline(counted, destination, { signal })
+    await pump([counted, destination], signal)
   } finally {
     node.stream.unpipe(counted)
     node.stream.off('error', fail)
