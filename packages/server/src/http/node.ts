@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { completeBodyOf } from '../shared/complete-body.js'
 import { UeError } from '../shared/errors.js'
 import { builtOf } from '../shared/lazy-web-object.js'
+import { liteEntriesOf, rawHeaders } from '../shared/lite-headers.js'
 import { offerNodeBody } from '../shared/request-body.js'
 import type { ConnectionInfo, HostContext } from '../shared/request-info.js'
 import { errorParts } from '../shared/respond.js'
@@ -129,13 +130,8 @@ function toRequest(
   const method = req.method ?? 'GET'
   if (!TOKEN.test(method) || FORBIDDEN_METHODS.has(method.toUpperCase())) throw new MethodError()
   const url = requestUrl(req, target)
-  const pairs: [string, string][] = []
-  const raw = req.rawHeaders
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] as string
-    if (name.charCodeAt(0) !== 58 /* ':' */) pairs.push([name, raw[i + 1] as string])
-  }
-  const headers = safeHeaders(pairs)
+  // Read from Node's list when asked; a value fetch refuses (a raw control byte) is dropped.
+  const headers = rawHeaders(req.rawHeaders)
   const hasBody = method !== 'GET' && method !== 'HEAD'
   // Once a reader has taken the Node stream itself, a web stream of it can only fail.
   let taken = false
@@ -163,23 +159,6 @@ function toRequest(
       return body.take()
     })
   return request
-}
-
-/** Headers as fetch takes them; a value fetch refuses (a raw control byte) is dropped, not fatal. */
-function safeHeaders(pairs: [string, string][]): Headers {
-  try {
-    return new Headers(pairs)
-  } catch {
-    const headers = new Headers()
-    for (const [name, value] of pairs) {
-      try {
-        headers.append(name, value)
-      } catch {
-        // dropped
-      }
-    }
-    return headers
-  }
 }
 
 /**
@@ -234,6 +213,11 @@ function requestUrl(req: IncomingMessage, target: string): string {
 
 function headerRecord(response: Response): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {}
+  const lite = liteEntriesOf(response.headers)
+  if (lite) {
+    for (const [name, value] of lite) headers[name] = value
+    return headers
+  }
   for (const [name, value] of response.headers) headers[name] = value
   const cookies = response.headers.getSetCookie()
   if (cookies.length > 0) headers['set-cookie'] = cookies

@@ -1,4 +1,5 @@
 import { builtOf, lazyInstance, lazyPrototype } from './lazy-web-object.js'
+import { liteHeaders } from './lite-headers.js'
 
 /**
  * Answers whose body is a string known when the `Response` is made. Such an answer is a
@@ -51,12 +52,19 @@ export function completeResponse(body: string, init: CompleteInit = {}): Respons
     body,
     status: init.status ?? 200,
     statusText: init.statusText ?? '',
-    headers: init.headers instanceof Headers ? init.headers : new Headers(init.headers),
+    headers: headersOf(init.headers),
   }
   return lazyInstance(prototype, { [PARTS]: parts }, () => {
     const { status, statusText, headers } = parts
     return new Response(body, { status, statusText, headers })
   })
+}
+
+function headersOf(init: HeadersInit | undefined): Headers {
+  if (init instanceof Headers) return init
+  if (init === undefined || (!Array.isArray(init) && !(Symbol.iterator in init)))
+    return liteHeaders(init as Record<string, string> | undefined)
+  return new Headers(init)
 }
 
 /** The body as it was given, unless something has started reading the stream since. */

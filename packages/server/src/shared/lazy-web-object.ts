@@ -13,9 +13,11 @@ interface Lazy<T> {
   [BUILD]: () => T
 }
 
-function realOf<T>(self: Lazy<T>): T {
-  self[REAL] ??= self[BUILD]()
-  return self[REAL]
+/** The real object, built now if nothing has built it yet. */
+export function realOf<T>(self: T): T {
+  const lazy = self as Lazy<T>
+  lazy[REAL] ??= lazy[BUILD]()
+  return lazy[REAL]
 }
 
 /** The real object if something has built it already, else undefined. */
@@ -25,11 +27,14 @@ export function builtOf<T>(self: T): T | undefined {
 
 /**
  * A prototype below `base` (a fetch class's prototype) that forwards every getter and method
- * to the real object, except the `direct` getters, which answer from the stand-in itself.
+ * to the real object, except the `direct` getters and `methods`, which the stand-in answers
+ * itself.
  */
 export function lazyPrototype<T extends object>(
   base: object,
   direct: Record<string, (this: T) => unknown>,
+  // biome-ignore lint/suspicious/noExplicitAny: each method keeps its own parameters
+  methods: Record<string, (this: T, ...args: any[]) => unknown> = {},
 ): object {
   const prototype: object = Object.create(base)
   for (const key of Reflect.ownKeys(base)) {
@@ -38,7 +43,7 @@ export function lazyPrototype<T extends object>(
     if (descriptor?.get)
       Object.defineProperty(prototype, key, {
         configurable: true,
-        get(this: Lazy<object>) {
+        get(this: object) {
           return Reflect.get(realOf(this), key)
         },
       })
@@ -46,7 +51,7 @@ export function lazyPrototype<T extends object>(
       Object.defineProperty(prototype, key, {
         configurable: true,
         writable: true,
-        value(this: Lazy<object>, ...args: unknown[]) {
+        value(this: object, ...args: unknown[]) {
           const target = realOf(this)
           return (Reflect.get(target, key) as (...a: unknown[]) => unknown).apply(target, args)
         },
@@ -54,6 +59,8 @@ export function lazyPrototype<T extends object>(
   }
   for (const [key, get] of Object.entries(direct))
     Object.defineProperty(prototype, key, { configurable: true, get })
+  for (const [key, value] of Object.entries(methods))
+    Object.defineProperty(prototype, key, { configurable: true, writable: true, value })
   return prototype
 }
 

@@ -1,4 +1,5 @@
 import { completeResponse } from './complete-body.js'
+import { liteHeaders } from './lite-headers.js'
 import type { UeError } from './errors.js'
 import { type Locale, messageFor } from './messages.js'
 import { PROTOTYPE_KEYS } from './plain-object.js'
@@ -32,7 +33,7 @@ const BASE_HEADERS = {
 }
 
 export function jsonResponse(value: unknown, status = 200, extra?: HeadersInit): Response {
-  const headers = new Headers({ ...BASE_HEADERS, 'Content-Type': JSON_TYPE })
+  const headers = liteHeaders({ ...BASE_HEADERS, 'Content-Type': JSON_TYPE })
   if (extra) for (const [k, v] of new Headers(extra)) headers.set(k, v)
   return completeResponse(safeJson(value), { status, headers })
 }
@@ -99,7 +100,7 @@ export function errorParts(error: UeError, o: ErrorResponseOptions = {}): ErrorP
         }
   const callback = o.callback ?? ''
   const jsonp = callback !== '' && isValidCallback(callback)
-  const headers = new Headers({ ...BASE_HEADERS, 'Content-Type': jsonp ? SCRIPT_TYPE : JSON_TYPE })
+  const headers = liteHeaders({ ...BASE_HEADERS, 'Content-Type': jsonp ? SCRIPT_TYPE : JSON_TYPE })
   if (o.headers) for (const [k, v] of new Headers(o.headers)) headers.set(k, v)
   if (jsonp) return { status: 200, headers, body: jsonpText(callback, body) }
   const status = o.statusMode === 'protocol' ? 200 : error.status
