@@ -29,7 +29,8 @@ const isWhitespace = (code: number) => code === 32 || code === 9 || code === 10 
 
 function checkedName(name: string, method: string): string {
   const text = String(name)
-  if (!TOKEN.test(text)) throw new TypeError(`Headers.${method}: "${text}" is an invalid header name.`)
+  if (!TOKEN.test(text))
+    throw new TypeError(`Headers.${method}: "${text}" is an invalid header name.`)
   return text.toLowerCase()
 }
 
@@ -90,7 +91,9 @@ const prototype = lazyPrototype<Lite>(
     },
     set(this: Lite, name: string, value: string) {
       const key = checkedName(name, 'set')
-      const real = builtOf(this as unknown as Headers) ?? (key === COOKIE ? realOf(this as unknown as Headers) : null)
+      const real =
+        builtOf(this as unknown as Headers) ??
+        (key === COOKIE ? realOf(this as unknown as Headers) : null)
       if (real) return real.set(name, value)
       const normalised = normalisedValue(value, key, 'set')
       const list = listOf(this)
@@ -100,7 +103,9 @@ const prototype = lazyPrototype<Lite>(
     },
     append(this: Lite, name: string, value: string) {
       const key = checkedName(name, 'append')
-      const real = builtOf(this as unknown as Headers) ?? (key === COOKIE ? realOf(this as unknown as Headers) : null)
+      const real =
+        builtOf(this as unknown as Headers) ??
+        (key === COOKIE ? realOf(this as unknown as Headers) : null)
       if (real) return real.append(name, value)
       appendTo(listOf(this), key, value, 'append')
     },
@@ -126,7 +131,8 @@ function lite(fields: Lite): Headers {
 /** Headers from a plain record (as `new Headers(record)` would make them). */
 export function liteHeaders(init: Record<string, string> = {}): Headers {
   const list: Entry[] = []
-  for (const name of Object.keys(init)) appendTo(list, checkedName(name, 'append'), init[name] as string, 'append')
+  for (const name of Object.keys(init))
+    appendTo(list, checkedName(name, 'append'), init[name] as string, 'append')
   return lite({ [LIST]: list, [RAW]: undefined })
 }
 

@@ -1,6 +1,6 @@
 import { completeResponse } from './complete-body.js'
-import { liteHeaders } from './lite-headers.js'
 import type { UeError } from './errors.js'
+import { liteHeaders } from './lite-headers.js'
 import { type Locale, messageFor } from './messages.js'
 import { PROTOTYPE_KEYS } from './plain-object.js'
 
