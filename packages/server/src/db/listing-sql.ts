@@ -1,5 +1,6 @@
 import { CompiledQuery } from 'kysely'
 import type { Category, StorageKey } from '../shared/types.js'
+import { Parameters } from './sql-parameters.js'
 import type { OwnerFilter } from './types.js'
 
 /**
@@ -8,21 +9,6 @@ import type { OwnerFilter } from './types.js'
  * SQLite spent running them; text is built in a few string joins. Rows still pass through
  * Kysely's plugins on the way back, so they arrive camel-cased like any other query's.
  */
-
-/** Parameters in order of appearance: `$1, $2, …` for PostgreSQL, `?` for SQLite. */
-class Parameters {
-  readonly values: unknown[] = []
-  constructor(private readonly numbered: boolean) {}
-
-  one(value: unknown): string {
-    this.values.push(value)
-    return this.numbered ? `$${this.values.length}` : '?'
-  }
-
-  list(values: readonly unknown[]): string {
-    return values.map((v) => this.one(v)).join(', ')
-  }
-}
 
 export interface ListingCount {
   category: string

@@ -3,6 +3,7 @@ import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import type { Page } from '../shared/types.js'
 import { guarded } from './errors.js'
 import { advanceIdentityPast, isPostgres } from './identity.js'
+import { termCountQuery, termPageQuery } from './material-search-sql.js'
 import { dropTerms, dropTermsIn, moveTerms, reindexTerms, SHORT_KEYWORD } from './material-terms.js'
 import type { CategoryRow, DbSchema, MaterialRow } from './schema.js'
 
@@ -271,13 +272,21 @@ async function search(db: Kysely<DbSchema>, q: MaterialSearch): Promise<Page<Mat
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (tx) => {
-      const { term } = await sql<{ term: string }>`select lower(${keyword}) as term`
-        .execute(tx)
-        .then((r) => r.rows[0] as { term: string })
+      const term = await lowerCase(tx, keyword)
       return Array.from(term).length <= SHORT_KEYWORD
         ? searchTerm(tx, q, term, exactId)
         : searchLiteral(tx, q, keyword, exactId)
     })
+}
+
+/**
+ * The keyword folded as the database folds the text it matches: SQLite's built-in `lower()`
+ * folds ASCII only, which is done here without a statement; PostgreSQL's follows its locale.
+ */
+async function lowerCase(db: Kysely<DbSchema>, text: string): Promise<string> {
+  if (!isPostgres(db)) return text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase())
+  const { rows } = await sql<{ term: string }>`select lower(${text}) as term`.execute(db)
+  return (rows[0] as { term: string }).term
 }
 
 async function searchTerm(
@@ -287,13 +296,9 @@ async function searchTerm(
   exactId: number | undefined,
 ): Promise<Page<MaterialRecord>> {
   const keys = q.categoryIds
-  const counted = await db
-    .selectFrom('materialTermCounts')
-    .where('term', '=', term)
-    .$if(keys !== undefined, (qb) => qb.where('categoryKey', 'in', keys ?? []))
-    .select(sql<string | number | null>`sum(n)`.as('n'))
-    .executeTakeFirstOrThrow()
-  let total = Number(counted.n ?? 0)
+  const postgres = isPostgres(db)
+  const counted = (await db.executeQuery(termCountQuery(postgres, term, keys))).rows[0]
+  let total = Number(counted?.n ?? 0)
   // The exact id matches as well, unless its text already does.
   const byId =
     exactId === undefined
@@ -317,31 +322,9 @@ async function searchTerm(
   if (byId !== undefined) total += 1
   const offset = (q.page - 1) * q.pageSize
   if (q.pageSize < 1 || offset >= total) return { items: [], total }
-  const rows = await db
-    .selectFrom('materials')
-    .where((eb) =>
-      eb.or([
-        eb(
-          'id',
-          'in',
-          eb
-            .selectFrom('materialTerms')
-            .where('term', '=', term)
-            .$if(keys !== undefined, (qb) => qb.where('categoryKey', 'in', keys ?? []))
-            .select('id')
-            .orderBy('createdAt', 'desc')
-            .orderBy('id', 'desc')
-            .limit(offset + q.pageSize),
-        ),
-        ...(byId === undefined ? [] : [eb('id', '=', byId.id)]),
-      ]),
-    )
-    .selectAll()
-    .orderBy('createdAt', 'desc')
-    .orderBy('id', 'desc')
-    .limit(q.pageSize)
-    .offset(offset)
-    .execute()
+  const { rows } = await db.executeQuery(
+    termPageQuery(postgres, term, keys, byId?.id, offset, q.pageSize),
+  )
   return { items: rows.map(toMaterial), total }
 }
 
@@ -424,8 +407,13 @@ function toMaterial(row: MaterialRow): MaterialRecord {
 }
 
 /** Rows written by older versions or by hand may hold anything: never let a key reach a prototype. */
+// A key can only be one of PROTOTYPE_KEYS if it is written out or escaped in the text.
+const MAYBE_PROTOTYPE_KEY = /__proto__|constructor|prototype|\\u/
+
 function parseJson(text: string): unknown {
   try {
+    // A reviver makes JSON.parse several times slower; most texts need none.
+    if (!MAYBE_PROTOTYPE_KEY.test(text)) return JSON.parse(text)
     return JSON.parse(text, (key, value) => (PROTOTYPE_KEYS.has(key) ? undefined : value))
   } catch {
     return null

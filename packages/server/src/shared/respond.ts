@@ -6,7 +6,7 @@ import { PROTOTYPE_KEYS } from './plain-object.js'
 
 // JSON that is also safe to read as HTML or script: the editor `eval`s several answers, JSONP
 // runs as script, and material HTML travels inside JSON.
-const UNSAFE_IN_SCRIPT = /[<>&\u2028\u2029]/g
+const UNSAFE_IN_SCRIPT = /[<>&\u2028\u2029]/
 
 /** An answer serialised once, for bodies that never change (the `config` action's). */
 export class SerialisedJson {
@@ -19,10 +19,15 @@ export class SerialisedJson {
 /** `JSON.stringify` with `<`, `>`, `&`, U+2028 and U+2029 written as `\u` escapes. */
 export function safeJson(value: unknown): string {
   if (value instanceof SerialisedJson) return value.text
-  return JSON.stringify(value).replace(
-    UNSAFE_IN_SCRIPT,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  )
+  const json = JSON.stringify(value)
+  if (!UNSAFE_IN_SCRIPT.test(json)) return json
+  // Five native passes: a replace callback per character costs more on HTML-heavy answers.
+  return json
+    .replaceAll('<', '\\u003c')
+    .replaceAll('>', '\\u003e')
+    .replaceAll('&', '\\u0026')
+    .replaceAll('\u2028', '\\u2028')
+    .replaceAll('\u2029', '\\u2029')
 }
 
 export const JSON_TYPE = 'application/json; charset=utf-8'
@@ -31,9 +36,12 @@ const BASE_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'Cache-Control': 'no-store',
 }
+// Made once: spreading them per answer showed in the profile.
+const JSON_HEADERS = { ...BASE_HEADERS, 'Content-Type': JSON_TYPE }
+const SCRIPT_HEADERS = { ...BASE_HEADERS, 'Content-Type': SCRIPT_TYPE }
 
 export function jsonResponse(value: unknown, status = 200, extra?: HeadersInit): Response {
-  const headers = liteHeaders({ ...BASE_HEADERS, 'Content-Type': JSON_TYPE })
+  const headers = liteHeaders(JSON_HEADERS)
   if (extra) for (const [k, v] of new Headers(extra)) headers.set(k, v)
   return completeResponse(safeJson(value), { status, headers })
 }
@@ -42,7 +50,7 @@ export function jsonResponse(value: unknown, status = 200, extra?: HeadersInit):
 export function jsonpResponse(callback: string, value: unknown): Response {
   return completeResponse(jsonpText(callback, value), {
     status: 200,
-    headers: { ...BASE_HEADERS, 'Content-Type': SCRIPT_TYPE },
+    headers: SCRIPT_HEADERS,
   })
 }
 
@@ -100,7 +108,7 @@ export function errorParts(error: UeError, o: ErrorResponseOptions = {}): ErrorP
         }
   const callback = o.callback ?? ''
   const jsonp = callback !== '' && isValidCallback(callback)
-  const headers = liteHeaders({ ...BASE_HEADERS, 'Content-Type': jsonp ? SCRIPT_TYPE : JSON_TYPE })
+  const headers = liteHeaders(jsonp ? SCRIPT_HEADERS : JSON_HEADERS)
   if (o.headers) for (const [k, v] of new Headers(o.headers)) headers.set(k, v)
   if (jsonp) return { status: 200, headers, body: jsonpText(callback, body) }
   const status = o.statusMode === 'protocol' ? 200 : error.status
