@@ -142,6 +142,20 @@ export function materialRepositoryContract(name: string, open: () => Promise<Met
       assert.equal(await repo.getMaterial(saved.id + 1), null)
     })
 
+    test('reads custom fields back without prototype keys and with escaped text intact', async (t) => {
+      const repo = await fresh(t)
+      const custom = JSON.parse(
+        '{"__proto__":{"polluted":1},"keep":1,"nested":{"constructor":{"x":1},"ok":2},"bell":"\\u0007"}',
+      ) as Record<string, unknown>
+      const saved = await repo.saveMaterial(material({ custom }))
+      const read = await repo.getMaterial(saved.id)
+      assert.deepEqual(read?.custom, { keep: 1, nested: { ok: 2 }, bell: '\u0007' })
+      assert.equal(Object.getPrototypeOf(read?.custom), Object.prototype)
+      assert.equal(({} as Record<string, unknown>).polluted, undefined)
+      const plain = await repo.saveMaterial(material({ custom: { views: 3, tags: ['a'] } }))
+      assert.deepEqual((await repo.getMaterial(plain.id))?.custom, { views: 3, tags: ['a'] })
+    })
+
     test('upserts a material by id and keeps createdAt unless one is given', async (t) => {
       const repo = await fresh(t)
       const a = await repo.saveMaterial(material({ id: 9, createdAt: 500, updatedAt: 500 }))
