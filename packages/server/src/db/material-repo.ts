@@ -406,10 +406,10 @@ function toMaterial(row: MaterialRow): MaterialRecord {
   }
 }
 
-/** Rows written by older versions or by hand may hold anything: never let a key reach a prototype. */
 // A key can only be one of PROTOTYPE_KEYS if it is written out or escaped in the text.
 const MAYBE_PROTOTYPE_KEY = /__proto__|constructor|prototype|\\u/
 
+/** Rows written by older versions or by hand may hold anything: never let a key reach a prototype. */
 function parseJson(text: string): unknown {
   try {
     // A reviver makes JSON.parse several times slower; most texts need none.

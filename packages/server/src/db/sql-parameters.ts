@@ -1,4 +1,7 @@
-/** Parameters of a statement written as SQL text, in order of appearance: `$1, $2, …` for PostgreSQL, `?` for SQLite. */
+/**
+ * The parameters of a statement written as SQL text, in order of appearance: `$1, $2, …` for
+ * PostgreSQL, `?` for SQLite.
+ */
 export class Parameters {
   readonly values: unknown[] = []
   constructor(private readonly numbered: boolean) {}
