@@ -73,27 +73,34 @@ function appendTo(list: Entry[], name: string, value: string, method: string): v
 
 const COOKIE = 'set-cookie'
 
+/**
+ * The real `Headers` once something built them; for `Set-Cookie` (whose values only the real
+ * ones keep apart) they are built now.
+ */
+function realFor(self: Lite, key?: string): Headers | undefined {
+  const headers = self as unknown as Headers
+  return builtOf(headers) ?? (key === COOKIE ? realOf(headers) : undefined)
+}
+
 const prototype = lazyPrototype<Lite>(
   Headers.prototype,
   {},
   {
     get(this: Lite, name: string) {
-      const real = builtOf(this as unknown as Headers)
+      const real = realFor(this)
       if (real) return real.get(name)
       const key = checkedName(name, 'get')
       return listOf(this).find((e) => e[0] === key)?.[1] ?? null
     },
     has(this: Lite, name: string) {
-      const real = builtOf(this as unknown as Headers)
+      const real = realFor(this)
       if (real) return real.has(name)
       const key = checkedName(name, 'has')
       return listOf(this).some((e) => e[0] === key)
     },
     set(this: Lite, name: string, value: string) {
       const key = checkedName(name, 'set')
-      const real =
-        builtOf(this as unknown as Headers) ??
-        (key === COOKIE ? realOf(this as unknown as Headers) : null)
+      const real = realFor(this, key)
       if (real) return real.set(name, value)
       const normalised = normalisedValue(value, key, 'set')
       const list = listOf(this)
@@ -103,14 +110,12 @@ const prototype = lazyPrototype<Lite>(
     },
     append(this: Lite, name: string, value: string) {
       const key = checkedName(name, 'append')
-      const real =
-        builtOf(this as unknown as Headers) ??
-        (key === COOKIE ? realOf(this as unknown as Headers) : null)
+      const real = realFor(this, key)
       if (real) return real.append(name, value)
       appendTo(listOf(this), key, value, 'append')
     },
     delete(this: Lite, name: string) {
-      const real = builtOf(this as unknown as Headers)
+      const real = realFor(this)
       if (real) return real.delete(name)
       const key = checkedName(name, 'delete')
       const list = listOf(this)
