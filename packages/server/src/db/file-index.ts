@@ -1,12 +1,21 @@
-import { type Kysely, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import { UeError } from '../shared/errors.js'
-import type { Category, Page, StorageKey } from '../shared/types.js'
+import type { Page, StorageKey } from '../shared/types.js'
 import { keyInByteOrder } from './byte-order.js'
 import { guarded, isUniqueViolation } from './errors.js'
 import { isPostgres } from './identity.js'
-import { type Anchor, countsQuery, type Leg, type ListedRow, pageQuery } from './listing-sql.js'
+import {
+  type Anchor,
+  countsQuery,
+  type Leg,
+  type ListedRow,
+  pageQuery,
+  rowAtQuery,
+} from './listing-sql.js'
+import { type QuerySteps, readSnapshot, rowsOf } from './query-steps.js'
 import type { DbSchema, FileRow } from './schema.js'
+import type { SyncSnapshots } from './sqlite-snapshots.js'
 import type {
   FileEntry,
   FileIndex,
@@ -19,11 +28,17 @@ import type {
 /** Anchors remembered per process: enough for many clients paging at once, a few MB at most. */
 const MAX_ANCHORS = 20_000
 
-export function createFileIndex(db: Kysely<DbSchema>): FileIndex {
+/** `snapshots`: where the database reads synchronously (SQLite), listings read through it. */
+export function createFileIndex(db: Kysely<DbSchema>, snapshots?: SyncSnapshots): FileIndex {
   const anchors: Anchors = new LRUCache({ max: MAX_ANCHORS })
+  const postgres = isPostgres(db)
   return {
     add: (entry) => guarded(() => add(db, entry)),
-    list: (q) => guarded(() => list(db, anchors, q)),
+    list: (q) =>
+      // `IN ()` is a syntax error on PostgreSQL: no categories simply matches nothing.
+      q.categories.length === 0
+        ? Promise.resolve({ items: [], total: 0 })
+        : guarded(() => readSnapshot(db, snapshots, () => listing(postgres, anchors, q))),
     get: (key) => guarded(() => get(db, key)),
     remove: (key) => guarded(() => remove(db, key)),
     usage: (owner) => guarded(() => usage(db, owner)),
@@ -69,42 +84,31 @@ type Anchors = LRUCache<string, { anchor: Anchor; changes: string }>
  * or removed since) the row at `start` is found by walking a covering index from the nearer end,
  * in the same snapshot.
  */
-async function list(
-  db: Kysely<DbSchema>,
-  anchors: Anchors,
-  q: ListQuery,
-): Promise<Page<ListedFile>> {
-  // `IN ()` is a syntax error on PostgreSQL: no categories simply matches nothing.
-  if (q.categories.length === 0) return { items: [], total: 0 }
+function* listing(postgres: boolean, anchors: Anchors, q: ListQuery): QuerySteps<Page<ListedFile>> {
   const start = wholeNumber(q.start)
   const size = wholeNumber(q.size)
-  if (size === 0) return { items: [], total: (await counted(db, q)).total }
+  const { total, changes, legs } = yield* counted(postgres, q)
+  if (size === 0 || start >= total) return { items: [], total }
   const shape = listingShape(q)
   const known = start === 0 ? undefined : anchors.get(`${shape}\n${start}`)
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (tx) => {
-      const { total, changes, legs } = await counted(tx, q)
-      if (start >= total) return { items: [], total }
-      const sameState = known !== undefined && known.changes === changes
-      const present = { ...q, categories: legs.map((l) => l.category) }
-      const anchor =
-        start === 0 ? undefined : sameState ? known.anchor : await rowAt(tx, present, start, total)
-      if (start > 0 && anchor === undefined) return { items: [], total }
-      if (start > 0 && !sameState)
-        anchors.set(`${shape}\n${start}`, { anchor: anchor as Anchor, changes })
-      const { rows } = await tx.executeQuery(
-        pageQuery(isPostgres(tx), q.owners, legs, q.exts ?? [], anchor, size + 1),
-      )
-      const next = rows[size]
-      if (next !== undefined)
-        anchors.set(`${shape}\n${start + size}`, { anchor: anchorOf(next), changes })
-      return { items: rows.slice(0, size).map(toListed), total }
-    })
+  const sameState = known !== undefined && known.changes === changes
+  const present = legs.map((l) => l.category)
+  let anchor: Anchor | undefined
+  if (start > 0) {
+    anchor = sameState
+      ? known.anchor
+      : yield* rowAt(postgres, { ...q, categories: present }, start, total)
+    if (anchor === undefined) return { items: [], total }
+    if (!sameState) anchors.set(`${shape}\n${start}`, { anchor, changes })
+  }
+  const rows = yield* rowsOf(pageQuery(postgres, q.owners, legs, q.exts ?? [], anchor, size + 1))
+  const next = rows[size]
+  if (next !== undefined)
+    anchors.set(`${shape}\n${start + size}`, { anchor: anchorOf(next), changes })
+  return { items: rows.slice(0, size).map(toListed), total }
 }
 
-function anchorOf(row: ListedRow): Anchor {
+function anchorOf(row: { createdAt: number | string; id: number | string }): Anchor {
   return { createdAt: Number(row.createdAt), id: Number(row.id) }
 }
 
@@ -135,9 +139,9 @@ interface Counted {
  * whether its rows need the extension filter: not when every file it holds has a listed
  * extension, and then the page walks its index without reading a row it will not show.
  */
-async function counted(db: Kysely<DbSchema>, q: ListQuery): Promise<Counted> {
+function* counted(postgres: boolean, q: ListQuery): QuerySteps<Counted> {
   const categories = [...new Set(q.categories)]
-  const { rows } = await db.executeQuery(countsQuery(isPostgres(db), scopesOf(q), categories))
+  const rows = yield* rowsOf(countsQuery(postgres, scopesOf(q), categories))
   const listed = q.exts && q.exts.length > 0 ? new Set(q.exts) : undefined
   let total = 0
   let changes = 0
@@ -159,47 +163,28 @@ async function counted(db: Kysely<DbSchema>, q: ListQuery): Promise<Counted> {
   return { total, changes: String(changes), legs }
 }
 
-function matching(
-  db: Kysely<DbSchema>,
-  q: ListQuery,
-  categories: readonly Category[],
-  steer = false,
-) {
-  const owners = q.owners ?? { kind: 'all' }
-  const exts = q.exts ?? []
-  const column = (name: 'category' | 'ext') =>
-    steer && !isPostgres(db) ? sql<string>`+${sql.ref(name)}` : sql<string>`${sql.ref(name)}`
-  return db
-    .selectFrom('files')
-    .$if(owners.kind === 'user', (qb) => qb.where('owner', '=', (owners as { user: string }).user))
-    .$if(owners.kind === 'owned', (qb) => qb.where('owner', 'is not', null))
-    .$if(categories.length === 1, (qb) => qb.where('category', '=', categories[0] as Category))
-    .$if(categories.length > 1, (qb) => qb.where(column('category'), 'in', categories))
-    .$if(exts.length > 0, (qb) => qb.where(column('ext'), 'in', exts))
-}
-
 /**
  * The (created_at, id) of the row at `offset` (< total), walking a covering index from
- * whichever end is nearer, so a jump near the end costs as little as one near the start: one
- * category walks `(category, created_at, id, ext, owner)`, several the `(created_at, id, ...)`
- * or `(owner, created_at, id, ...)` one.
+ * whichever end is nearer, so a jump near the end costs as little as one near the start.
  */
-async function rowAt(
-  db: Kysely<DbSchema>,
+function* rowAt(
+  postgres: boolean,
   q: ListQuery,
   offset: number,
   total: number,
-): Promise<Anchor | undefined> {
+): QuerySteps<Anchor | undefined> {
   const fromEnd = offset >= total / 2
-  const direction = fromEnd ? 'asc' : 'desc'
-  const row = await matching(db, q, q.categories, true)
-    .select(['createdAt', 'id'])
-    .orderBy('createdAt', direction)
-    .orderBy('id', direction)
-    .limit(1)
-    .offset(fromEnd ? total - 1 - offset : offset)
-    .executeTakeFirst()
-  return row === undefined ? undefined : { createdAt: Number(row.createdAt), id: Number(row.id) }
+  const [row] = yield* rowsOf(
+    rowAtQuery(
+      postgres,
+      q.owners,
+      q.categories,
+      q.exts ?? [],
+      fromEnd ? total - 1 - offset : offset,
+      fromEnd,
+    ),
+  )
+  return row === undefined ? undefined : anchorOf(row)
 }
 
 async function get(db: Kysely<DbSchema>, key: StorageKey): Promise<FileEntry | null> {

@@ -69,23 +69,49 @@ export function pageQuery(
   limit: number,
 ): CompiledQuery<ListedRow> {
   const p = new Parameters(postgres)
-  const order = ' order by "created_at" desc, "id" desc limit '
   const leg = ({ category, byExt }: Leg) =>
-    `select "id", "key", "original_name", "created_at" from "files" where ` +
-    `${ownerCondition(owners, p)}"category" = ${p.one(category)}` +
+    `select "id", "key", "original_name" as "originalName", "created_at" as "createdAt" ` +
+    `from "files" where ${ownerCondition(owners, p)}"category" = ${p.one(category)}` +
     (byExt && exts.length > 0 ? ` and "ext" in (${p.list(exts)})` : '') +
     (anchor
       ? ` and ("created_at", "id") <= (${p.one(anchor.createdAt)}, ${p.one(anchor.id)})`
       : '') +
-    order +
-    p.one(limit)
+    ` order by "created_at" desc, "id" desc limit ${p.one(limit)}`
   const text =
     legs.length === 1
       ? leg(legs[0] as Leg)
       : legs.map((l, i) => `select * from (${leg(l)}) as "c${i}"`).join(' union all ') +
-        order +
-        p.one(limit)
+        ` order by "createdAt" desc, "id" desc limit ${p.one(limit)}`
   return CompiledQuery.raw(text, p.values) as CompiledQuery<ListedRow>
+}
+
+/**
+ * The (created_at, id) of the `offset`-th matching row, newest first or (`fromOldest`) oldest
+ * first. On SQLite the `+` keeps the category and extension filters off the indexes, so the
+ * walk runs along a covering `(created_at, id, …)` or `(owner, created_at, id, …)` index
+ * (one category: `(category, created_at, id, …)`) without touching the table.
+ */
+export function rowAtQuery(
+  postgres: boolean,
+  owners: OwnerFilter | undefined,
+  categories: readonly Category[],
+  exts: readonly string[],
+  offset: number,
+  fromOldest: boolean,
+): CompiledQuery<Anchor> {
+  const p = new Parameters(postgres)
+  const steer = postgres ? '' : '+'
+  const direction = fromOldest ? 'asc' : 'desc'
+  const category =
+    categories.length === 1
+      ? `"category" = ${p.one(categories[0])}`
+      : `${steer}"category" in (${p.list(categories)})`
+  const text =
+    `select "created_at" as "createdAt", "id" from "files" where ` +
+    `${ownerCondition(owners, p)}${category}` +
+    (exts.length > 0 ? ` and ${steer}"ext" in (${p.list(exts)})` : '') +
+    ` order by "created_at" ${direction}, "id" ${direction} limit 1 offset ${p.one(offset)}`
+  return CompiledQuery.raw(text, p.values) as CompiledQuery<Anchor>
 }
 
 function ownerCondition(owners: OwnerFilter | undefined, p: Parameters): string {

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
-import { CamelCasePlugin, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
 import type { Pool } from 'pg'
 import { UeError } from '../shared/errors.js'
 import { guarded } from './errors.js'
@@ -9,6 +9,7 @@ import { createMaterialRepository } from './material-repo.js'
 import { migrateToLatest } from './migrations.js'
 import type { DbSchema } from './schema.js'
 import { type BuiltinSqlite, builtinSqliteAvailable, openBuiltinSqlite } from './sqlite-builtin.js'
+import { SnapshotSqliteDialect, type SyncSnapshots } from './sqlite-snapshots.js'
 import { withStatementCache } from './statement-cache.js'
 import type { MetadataStore } from './types.js'
 
@@ -45,14 +46,18 @@ export type IndexConfig = SqliteIndexConfig | PostgresIndexConfig
 
 export async function openMetadataStore(cfg: IndexConfig): Promise<MetadataStore> {
   switch (cfg.driver) {
-    case 'sqlite':
-      return storeOver(await openSqlite(cfg), 'sqlite')
+    case 'sqlite': {
+      const { db, snapshots } = await openSqlite(cfg)
+      return storeOver(db, 'sqlite', snapshots)
+    }
     case 'postgres':
       return storeOver(await openPostgres(cfg), 'postgres')
   }
 }
 
-async function openSqlite(cfg: SqliteIndexConfig): Promise<Kysely<DbSchema>> {
+async function openSqlite(
+  cfg: SqliteIndexConfig,
+): Promise<{ db: Kysely<DbSchema>; snapshots: SyncSnapshots }> {
   try {
     const engine = resolveSqliteEngine(cfg.engine)
     if (engine === 'node:sqlite' && !builtinSqliteAvailable())
@@ -66,10 +71,11 @@ async function openSqlite(cfg: SqliteIndexConfig): Promise<Kysely<DbSchema>> {
       sqlite.close()
       throw e
     }
-    return new Kysely<DbSchema>({
-      dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
-      plugins: [new CamelCasePlugin()],
-    })
+    const dialect = new SnapshotSqliteDialect(withStatementCache(sqlite))
+    return {
+      db: new Kysely<DbSchema>({ dialect, plugins: [new CamelCasePlugin()] }),
+      snapshots: dialect.snapshots,
+    }
   } catch (cause) {
     const reason = cause instanceof Error ? `: ${cause.message}` : ''
     throw new UeError('UE_INDEX_FAILED', { detail: `cannot open the SQLite index${reason}`, cause })
@@ -151,11 +157,15 @@ function redact(message: string, url: string): string {
   return out
 }
 
-function storeOver(db: Kysely<DbSchema>, dialect: MetadataStore['dialect']): MetadataStore {
+function storeOver(
+  db: Kysely<DbSchema>,
+  dialect: MetadataStore['dialect'],
+  snapshots?: SyncSnapshots,
+): MetadataStore {
   let closing: Promise<void> | undefined
   return {
     dialect,
-    files: createFileIndex(db),
+    files: createFileIndex(db, snapshots),
     materials: createMaterialRepository(db),
     ping: () => guarded(async () => void (await sql`select 1`.execute(db))),
     migrate: () => migrateToLatest(db),

@@ -1,0 +1,46 @@
+import type { CompiledQuery, Kysely } from 'kysely'
+import type { DbSchema } from './schema.js'
+import type { SyncSnapshots } from './sqlite-snapshots.js'
+
+/**
+ * A read written once, as a generator that yields each statement and is handed back its rows,
+ * so the same steps run synchronously in a SQLite snapshot or awaited in a Kysely transaction.
+ */
+export type QuerySteps<T> = Generator<CompiledQuery<unknown>, T, unknown[]>
+
+/** `const rows = yield* rowsOf(query)` inside QuerySteps: the rows, typed as the query's. */
+export function* rowsOf<R>(
+  query: CompiledQuery<R>,
+): Generator<CompiledQuery<unknown>, R[], unknown[]> {
+  return (yield query) as R[]
+}
+
+/**
+ * Runs `steps` in one snapshot: synchronously where the database offers it (SQLite), else in a
+ * repeatable-read transaction. Statements are SQL text, so rows come back with the column names
+ * the text gives them on either path (Kysely's result plugins leave camel-cased names as they are).
+ */
+export function readSnapshot<T>(
+  db: Kysely<DbSchema>,
+  snapshots: SyncSnapshots | undefined,
+  steps: () => QuerySteps<T>,
+): Promise<T> {
+  if (snapshots) return snapshots.read((run) => drive(steps(), run))
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (tx) => {
+      const it = steps()
+      for (let next = it.next(); ; ) {
+        if (next.done) return next.value
+        next = it.next((await tx.executeQuery(next.value)).rows)
+      }
+    })
+}
+
+function drive<T>(it: QuerySteps<T>, run: (query: CompiledQuery<unknown>) => unknown[]): T {
+  for (let next = it.next(); ; ) {
+    if (next.done) return next.value
+    next = it.next(run(next.value))
+  }
+}
