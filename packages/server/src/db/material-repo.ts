@@ -1,11 +1,21 @@
-import { type Kysely, type SqlBool, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import type { Page } from '../shared/types.js'
 import { guarded } from './errors.js'
 import { advanceIdentityPast, isPostgres } from './identity.js'
-import { termCountQuery, termPageQuery } from './material-search-sql.js'
+import {
+  categoriesQuery,
+  extraIdQuery,
+  literalCountQuery,
+  literalPageQuery,
+  lowerQuery,
+  termCountQuery,
+  termPageQuery,
+} from './material-search-sql.js'
 import { dropTerms, dropTermsIn, moveTerms, reindexTerms, SHORT_KEYWORD } from './material-terms.js'
+import { type QuerySteps, readSnapshot, rowsOf } from './query-steps.js'
 import type { CategoryRow, DbSchema, MaterialRow } from './schema.js'
+import type { SyncSnapshots } from './sqlite-snapshots.js'
 
 /** The largest id: ids are `integer` columns, 32-bit on PostgreSQL. */
 export const MAX_ID = 2_147_483_647
@@ -84,16 +94,34 @@ export interface MaterialRepository {
   transaction<T>(work: (repo: MaterialRepository) => Promise<T>): Promise<T>
 }
 
-export function createMaterialRepository(db: Kysely<DbSchema>): MaterialRepository {
-  // Not `guarded`: the work's own errors pass through as they are.
-  return repositoryOver(db, (work) => db.transaction().execute((trx) => work(repositoryOver(trx))))
+/** `snapshots`: where the database reads synchronously (SQLite), searches read through it. */
+export function createMaterialRepository(
+  db: Kysely<DbSchema>,
+  snapshots?: SyncSnapshots,
+): MaterialRepository {
+  // Not `guarded`: the work's own errors pass through as they are. Inside a transaction, reads
+  // go through it: a snapshot would wait for the connection the transaction holds.
+  return repositoryOver(
+    db,
+    (work) => db.transaction().execute((trx) => work(repositoryOver(trx))),
+    snapshots,
+  )
 }
 
 type Transact = <T>(work: (repo: MaterialRepository) => Promise<T>) => Promise<T>
 
-function repositoryOver(db: Kysely<DbSchema>, transact?: Transact): MaterialRepository {
+function repositoryOver(
+  db: Kysely<DbSchema>,
+  transact?: Transact,
+  snapshots?: SyncSnapshots,
+): MaterialRepository {
   const repo: MaterialRepository = {
-    categories: () => guarded(() => categories(db)),
+    categories: () =>
+      guarded(() =>
+        readSnapshot(db, snapshots, function* () {
+          return (yield* rowsOf(categoriesQuery())).map(toCategory)
+        }),
+      ),
     getCategory: (id) => guarded(() => getCategory(db, id)),
     saveCategory: (input) => guarded(() => saveCategory(db, input)),
     deleteCategories: (ids) =>
@@ -111,7 +139,10 @@ function repositoryOver(db: Kysely<DbSchema>, transact?: Transact): MaterialRepo
           .executeTakeFirst()
         return Number(r.numUpdatedRows)
       }),
-    search: (q) => guarded(() => search(db, q)),
+    search: (q) =>
+      q.categoryIds !== undefined && q.categoryIds.length === 0
+        ? Promise.resolve({ items: [], total: 0 })
+        : guarded(() => readSnapshot(db, snapshots, () => searching(isPostgres(db), q))),
     allMaterials: () =>
       guarded(async () => {
         const rows = await db.selectFrom('materials').selectAll().orderBy('id').execute()
@@ -165,16 +196,6 @@ function repositoryOver(db: Kysely<DbSchema>, transact?: Transact): MaterialRepo
     transaction: (work) => (transact ? transact(work) : work(repo)),
   }
   return repo
-}
-
-async function categories(db: Kysely<DbSchema>): Promise<CategoryRecord[]> {
-  const rows = await db
-    .selectFrom('categories')
-    .selectAll()
-    .orderBy('sortOrder')
-    .orderBy('id')
-    .execute()
-  return rows.map(toCategory)
 }
 
 async function getCategory(db: Kysely<DbSchema>, id: number): Promise<CategoryRecord | null> {
@@ -263,120 +284,57 @@ function atomically<T>(
  * counts; longer ones by the literal match, which a trigram index narrows down first. Both give
  * exactly what `lower(name or tags) LIKE %keyword%`, or the exact id, matches.
  */
-async function search(db: Kysely<DbSchema>, q: MaterialSearch): Promise<Page<MaterialRecord>> {
-  if (q.categoryIds !== undefined && q.categoryIds.length === 0) return { items: [], total: 0 }
+function* searching(postgres: boolean, q: MaterialSearch): QuerySteps<Page<MaterialRecord>> {
   const keyword = q.keyword ?? ''
   const id = /^\d{1,10}$/.test(keyword) ? Number(keyword) : Number.NaN
   const exactId = id >= 1 && id <= MAX_ID ? id : undefined
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (tx) => {
-      const term = await lowerCase(tx, keyword)
-      return Array.from(term).length <= SHORT_KEYWORD
-        ? searchTerm(tx, q, term, exactId)
-        : searchLiteral(tx, q, keyword, exactId)
-    })
+  const term = postgres
+    ? ((yield* rowsOf(lowerQuery(keyword)))[0]?.term ?? '')
+    : asciiLower(keyword)
+  return Array.from(term).length <= SHORT_KEYWORD
+    ? yield* searchTerm(postgres, q, term, exactId)
+    : yield* searchLiteral(postgres, q, keyword, exactId)
 }
 
-/**
- * The keyword folded as the database folds the text it matches: SQLite's built-in `lower()`
- * folds ASCII only, which is done here without a statement; PostgreSQL's follows its locale.
- */
-async function lowerCase(db: Kysely<DbSchema>, text: string): Promise<string> {
-  if (!isPostgres(db)) return text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase())
-  const { rows } = await sql<{ term: string }>`select lower(${text}) as term`.execute(db)
-  return (rows[0] as { term: string }).term
+/** What SQLite's built-in `lower()` does: it folds ASCII only. */
+function asciiLower(text: string): string {
+  return text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase())
 }
 
-async function searchTerm(
-  db: Kysely<DbSchema>,
+function* searchTerm(
+  postgres: boolean,
   q: MaterialSearch,
   term: string,
   exactId: number | undefined,
-): Promise<Page<MaterialRecord>> {
+): QuerySteps<Page<MaterialRecord>> {
   const keys = q.categoryIds
-  const postgres = isPostgres(db)
-  const counted = (await db.executeQuery(termCountQuery(postgres, term, keys))).rows[0]
+  const [counted] = yield* rowsOf(termCountQuery(postgres, term, keys))
   let total = Number(counted?.n ?? 0)
   // The exact id matches as well, unless its text already does.
-  const byId =
-    exactId === undefined
-      ? undefined
-      : await db
-          .selectFrom('materials')
-          .where('id', '=', exactId)
-          .$if(keys !== undefined, (qb) => qb.where('categoryId', 'in', keys ?? []))
-          .where(({ not, exists, selectFrom }) =>
-            not(
-              exists(
-                selectFrom('materialTerms')
-                  .where('term', '=', term)
-                  .where('id', '=', exactId)
-                  .select('id'),
-              ),
-            ),
-          )
-          .select('id')
-          .executeTakeFirst()
+  const [byId] =
+    exactId === undefined ? [] : yield* rowsOf(extraIdQuery(postgres, exactId, term, keys))
   if (byId !== undefined) total += 1
   const offset = (q.page - 1) * q.pageSize
   if (q.pageSize < 1 || offset >= total) return { items: [], total }
-  const { rows } = await db.executeQuery(
-    termPageQuery(postgres, term, keys, byId?.id, offset, q.pageSize),
-  )
+  const alsoId = byId === undefined ? undefined : Number(byId.id)
+  const rows = yield* rowsOf(termPageQuery(postgres, term, keys, alsoId, offset, q.pageSize))
   return { items: rows.map(toMaterial), total }
 }
 
-async function searchLiteral(
-  db: Kysely<DbSchema>,
+function* searchLiteral(
+  postgres: boolean,
   q: MaterialSearch,
   keyword: string,
   exactId: number | undefined,
-): Promise<Page<MaterialRecord>> {
-  const pattern = `%${escapeLike(keyword)}%`
-  // SQLite's trigram index answers a quoted phrase; its matches are a superset of the literal
-  // ones (it folds all of Unicode's case, lower() only ASCII), which the LIKE then narrows.
-  const phrase = `"${keyword.replaceAll('"', '""')}"`
-  const matches = db
-    .selectFrom('materials')
-    .$if(q.categoryIds !== undefined, (qb) => qb.where('categoryId', 'in', q.categoryIds ?? []))
-    .where((eb) =>
-      eb.or([
-        eb.and([
-          ...(isPostgres(db)
-            ? []
-            : [
-                sql<SqlBool>`${eb.ref('id')} in (select rowid from materials_fts where materials_fts match ${phrase})`,
-              ]),
-          eb.or([
-            // lower() on both sides: ASCII-only on SQLite, Unicode on PostgreSQL, symmetric on each.
-            sql<SqlBool>`lower(${eb.ref('name')}) like lower(${pattern}) escape '\\'`,
-            sql<SqlBool>`lower(${eb.ref('tagsSearch')}) like lower(${pattern}) escape '\\'`,
-          ]),
-        ]),
-        ...(exactId === undefined ? [] : [eb('id', '=', exactId)]),
-      ]),
-    )
-  const { total } = await matches
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
-    .executeTakeFirstOrThrow()
-  const count = Number(total)
+): QuerySteps<Page<MaterialRecord>> {
+  const [counted] = yield* rowsOf(literalCountQuery(postgres, keyword, q.categoryIds, exactId))
+  const total = Number(counted?.total ?? 0)
   const offset = (q.page - 1) * q.pageSize
-  if (q.pageSize < 1 || offset >= count) return { items: [], total: count }
-  const rows = await matches
-    .selectAll()
-    .orderBy('createdAt', 'desc')
-    .orderBy('id', 'desc')
-    .limit(q.pageSize)
-    .offset(offset)
-    .execute()
-  return { items: rows.map(toMaterial), total: count }
-}
-
-/** `%`, `_` and `\` match themselves under `ESCAPE '\'`. */
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`)
+  if (q.pageSize < 1 || offset >= total) return { items: [], total }
+  const rows = yield* rowsOf(
+    literalPageQuery(postgres, keyword, q.categoryIds, exactId, offset, q.pageSize),
+  )
+  return { items: rows.map(toMaterial), total }
 }
 
 function toCategory(row: CategoryRow): CategoryRecord {

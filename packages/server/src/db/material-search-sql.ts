@@ -1,12 +1,32 @@
 import { CompiledQuery } from 'kysely'
-import type { MaterialRow } from './schema.js'
+import type { CategoryRow, MaterialRow } from './schema.js'
 import { Parameters } from './sql-parameters.js'
 
 /*
- * The two statements of a short-keyword search page, written as SQL text for the same reason as
- * the listing's (listing-sql.ts): building them with Kysely cost a tenth of the request.
- * `categoryKeys` undefined: every category.
+ * The statements of a search page, written as SQL text for the same reasons as the listing's
+ * (listing-sql.ts): building them with Kysely cost a tenth of the request, and text runs in a
+ * synchronous SQLite snapshot as well as in a Kysely transaction. Columns are named as the
+ * repository reads them. `categoryKeys` / `categoryIds` undefined: every category.
  */
+
+/** Every column of a material, named as `MaterialRow` names them. */
+const MATERIAL_COLUMNS =
+  '"id", "name", "content", "category_id" as "categoryId", "thumbnail", "tags", ' +
+  '"tags_search" as "tagsSearch", "custom", "created_at" as "createdAt", "updated_at" as "updatedAt"'
+
+/** Every category, in the order the tree shows them. */
+export function categoriesQuery(): CompiledQuery<CategoryRow> {
+  return CompiledQuery.raw(
+    'select "id", "name", "parent_id" as "parentId", "sort_order" as "sortOrder", ' +
+      '"created_at" as "createdAt", "updated_at" as "updatedAt" from "categories" ' +
+      'order by "sort_order", "id"',
+  ) as CompiledQuery<CategoryRow>
+}
+
+/** The keyword folded by PostgreSQL's `lower()`, which follows the database's locale. */
+export function lowerQuery(text: string): CompiledQuery<{ term: string }> {
+  return CompiledQuery.raw('select lower($1) as "term"', [text]) as CompiledQuery<{ term: string }>
+}
 
 /** How many materials' terms hold `term`, from the maintained counts. */
 export function termCountQuery(
@@ -37,10 +57,89 @@ export function termPageQuery(
     inCategories(p, categoryKeys) +
     `${order} limit ${p.one(offset + pageSize)}`
   const text =
-    `select * from "materials" where ("id" in (${matching})` +
+    `select ${MATERIAL_COLUMNS} from "materials" where ("id" in (${matching})` +
     (alsoId === undefined ? '' : ` or "id" = ${p.one(alsoId)}`) +
     `)${order} limit ${p.one(pageSize)} offset ${p.one(offset)}`
   return CompiledQuery.raw(text, p.values) as CompiledQuery<MaterialRow>
+}
+
+/**
+ * The material `id` when it is in the categories and its terms do not already hold `term` (then
+ * the term's count has it), else no row.
+ */
+export function extraIdQuery(
+  postgres: boolean,
+  id: number,
+  term: string,
+  categoryIds: readonly number[] | undefined,
+): CompiledQuery<{ id: number | string }> {
+  const p = new Parameters(postgres)
+  const text =
+    `select "id" from "materials" where "id" = ${p.one(id)}` +
+    (categoryIds === undefined ? '' : ` and "category_id" in (${p.list(categoryIds)})`) +
+    ` and not exists (select "id" from "material_terms" where "term" = ${p.one(term)}` +
+    ` and "id" = ${p.one(id)})`
+  return CompiledQuery.raw(text, p.values) as CompiledQuery<{ id: number | string }>
+}
+
+/** A longer keyword, matched literally: how many materials match. */
+export function literalCountQuery(
+  postgres: boolean,
+  keyword: string,
+  categoryIds: readonly number[] | undefined,
+  exactId: number | undefined,
+): CompiledQuery<{ total: number | string }> {
+  const p = new Parameters(postgres)
+  const where = literalMatch(p, postgres, keyword, categoryIds, exactId)
+  return CompiledQuery.raw(
+    `select count(*) as "total" from "materials" where ${where}`,
+    p.values,
+  ) as CompiledQuery<{ total: number | string }>
+}
+
+/** A longer keyword, matched literally: one page of the matches, newest first. */
+export function literalPageQuery(
+  postgres: boolean,
+  keyword: string,
+  categoryIds: readonly number[] | undefined,
+  exactId: number | undefined,
+  offset: number,
+  pageSize: number,
+): CompiledQuery<MaterialRow> {
+  const p = new Parameters(postgres)
+  const where = literalMatch(p, postgres, keyword, categoryIds, exactId)
+  const text =
+    `select ${MATERIAL_COLUMNS} from "materials" where ${where}` +
+    ` order by "created_at" desc, "id" desc limit ${p.one(pageSize)} offset ${p.one(offset)}`
+  return CompiledQuery.raw(text, p.values) as CompiledQuery<MaterialRow>
+}
+
+/**
+ * `lower(name or tags) LIKE %keyword%` (`%`, `_` and `\` literal), or the exact id. On SQLite the
+ * trigram index answers a quoted phrase first; its matches are a superset of the literal ones (it
+ * folds all of Unicode's case, `lower()` only ASCII), which the LIKE then narrows. `lower()` is
+ * on both sides: ASCII-only on SQLite, Unicode on PostgreSQL, symmetric on each.
+ */
+function literalMatch(
+  p: Parameters,
+  postgres: boolean,
+  keyword: string,
+  categoryIds: readonly number[] | undefined,
+  exactId: number | undefined,
+): string {
+  // Parameters are numbered in the order they are added, so the text is built left to right.
+  const inCategories =
+    categoryIds === undefined ? '' : `"category_id" in (${p.list(categoryIds)}) and `
+  const phrase = `"${keyword.replaceAll('"', '""')}"`
+  const narrowed = postgres
+    ? ''
+    : `"id" in (select rowid from "materials_fts" where "materials_fts" match ${p.one(phrase)}) and `
+  const pattern = `%${keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+  const like = (column: string) => `lower("${column}") like lower(${p.one(pattern)}) escape '\\'`
+  const text = `${narrowed}(${like('name')} or ${like('tags_search')})`
+  return exactId === undefined
+    ? `${inCategories}(${text})`
+    : `${inCategories}((${text}) or "id" = ${p.one(exactId)})`
 }
 
 function inCategories(p: Parameters, keys: readonly number[] | undefined): string {

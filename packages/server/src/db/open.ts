@@ -166,7 +166,7 @@ function storeOver(
   return {
     dialect,
     files: createFileIndex(db, snapshots),
-    materials: createMaterialRepository(db),
+    materials: createMaterialRepository(db, snapshots),
     ping: () => guarded(async () => void (await sql`select 1`.execute(db))),
     migrate: () => migrateToLatest(db),
     close: () => {

@@ -17,7 +17,7 @@ export function* rowsOf<R>(
 
 /**
  * Runs `steps` in one snapshot: synchronously where the database offers it (SQLite), else in a
- * repeatable-read transaction. Statements are SQL text, so rows come back with the column names
+ * repeatable-read transaction (or the transaction `db` already is). Statements are SQL text, so rows come back with the column names
  * the text gives them on either path (Kysely's result plugins leave camel-cased names as they are).
  */
 export function readSnapshot<T>(
@@ -26,16 +26,16 @@ export function readSnapshot<T>(
   steps: () => QuerySteps<T>,
 ): Promise<T> {
   if (snapshots) return snapshots.read((run) => drive(steps(), run))
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (tx) => {
-      const it = steps()
-      for (let next = it.next(); ; ) {
-        if (next.done) return next.value
-        next = it.next((await tx.executeQuery(next.value)).rows)
-      }
-    })
+  const inside = async (tx: Kysely<DbSchema>) => {
+    const it = steps()
+    for (let next = it.next(); ; ) {
+      if (next.done) return next.value
+      next = it.next((await tx.executeQuery(next.value)).rows)
+    }
+  }
+  // Inside a transaction already (a repository bound to one), the steps read in it.
+  if (db.isTransaction) return inside(db)
+  return db.transaction().setIsolationLevel('repeatable read').execute(inside)
 }
 
 function drive<T>(it: QuerySteps<T>, run: (query: CompiledQuery<unknown>) => unknown[]): T {
