@@ -99,16 +99,17 @@ export function rowAtQuery(
   offset: number,
   fromOldest: boolean,
 ): CompiledQuery<Anchor> {
+  // Parameters are numbered in the order they are added, so the text is built left to right.
   const p = new Parameters(postgres)
   const steer = postgres ? '' : '+'
   const direction = fromOldest ? 'asc' : 'desc'
+  const owner = ownerCondition(owners, p)
   const category =
     categories.length === 1
       ? `"category" = ${p.one(categories[0])}`
       : `${steer}"category" in (${p.list(categories)})`
   const text =
-    `select "created_at" as "createdAt", "id" from "files" where ` +
-    `${ownerCondition(owners, p)}${category}` +
+    `select "created_at" as "createdAt", "id" from "files" where ${owner}${category}` +
     (exts.length > 0 ? ` and ${steer}"ext" in (${p.list(exts)})` : '') +
     ` order by "created_at" ${direction}, "id" ${direction} limit 1 offset ${p.one(offset)}`
   return CompiledQuery.raw(text, p.values) as CompiledQuery<Anchor>
