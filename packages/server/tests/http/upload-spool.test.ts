@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { stat, writeFile } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { PDF } from '../helpers/fixtures.js'
+import { multipartBody } from '../helpers/multipart.js'
 import { eventually, startTestServer } from '../helpers/start-server.js'
 
 describe('the upload spool', () => {
@@ -26,6 +28,35 @@ describe('the upload spool', () => {
     assert.equal(facts.size, bytes.length)
     const served = Buffer.from(await (await fetch(new URL(answer.url, srv.url))).arrayBuffer())
     assert.deepEqual(served, bytes)
+  })
+
+  test('a large upload that arrives in many small pieces is stored byte for byte', async (t) => {
+    const srv = await startTestServer(t)
+    // Random bytes: pieces written out of order or twice would not compare equal.
+    const bytes = Buffer.concat([PDF, randomBytes(3 * 1024 * 1024)])
+    const { body, contentType } = multipartBody([
+      { name: 'file', filename: 'big.pdf', value: bytes, contentType: 'application/pdf' },
+    ])
+    const PIECE = 7919
+    let sent = 0
+    const pieces = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= body.length) return controller.close()
+        controller.enqueue(new Uint8Array(body.subarray(sent, sent + PIECE)))
+        sent += PIECE
+      },
+    })
+    const res = await fetch(srv.action('file'), {
+      method: 'POST',
+      headers: { 'Content-Type': contentType },
+      body: pieces,
+      duplex: 'half',
+    } as RequestInit)
+    const answer = (await res.json()) as { state: string; url: string }
+    assert.equal(answer.state, 'SUCCESS')
+    const served = Buffer.from(await (await fetch(new URL(answer.url, srv.url))).arrayBuffer())
+    assert.ok(served.equals(bytes), 'the stored file differs from the upload')
+    assert.deepEqual(await srv.tempFiles(), [])
   })
 
   test('a file whose first bytes contradict its extension is refused before the rest of its body is sent', async (t) => {
