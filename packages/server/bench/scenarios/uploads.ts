@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises'
+import { mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { MP4, png } from '../../tests/helpers/fixtures.js'
 import { multipartBody } from '../../tests/helpers/multipart.js'
@@ -72,19 +72,32 @@ async function send(server: ServerProcess, u: Upload, connections: number, how: 
 
 const mbPerSecond = (r: LoadResult, u: Upload) => (r.requests * u.body.length) / MB / r.seconds
 
+/*
+ * Both sides keep what they were sent until their load is over, and then it is removed: files
+ * still waiting to be written back from the page cache would slow down whichever load comes next.
+ */
+
 async function bareDisk<T>(dir: string, work: (b: ServerProcess) => Promise<T>): Promise<T> {
   const folder = join(dir, 'bare')
   await mkdir(folder, { recursive: true })
-  return using(startBare(['disk', folder]), work)
+  try {
+    return await using(startBare(['disk', folder]), work)
+  } finally {
+    await rm(folder, { recursive: true, force: true })
+  }
 }
 
-function ueditorIn<T>(
+async function ueditorIn<T>(
   dir: string,
   name: string,
   extra: Record<string, unknown>,
   work: (s: ServerProcess) => Promise<T>,
-) {
-  return using(startUeditor(dir, ueditorConfig(join(dir, name), extra)), work)
+): Promise<T> {
+  try {
+    return await using(startUeditor(dir, ueditorConfig(join(dir, name), extra)), work)
+  } finally {
+    await rm(join(dir, name), { recursive: true, force: true })
+  }
 }
 
 /** 100 KB PNG uploads: re-encoding off against bare stream-to-disk, then the image pipeline on. */
