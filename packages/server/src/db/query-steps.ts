@@ -17,8 +17,9 @@ export function* rowsOf<R>(
 
 /**
  * Runs `steps` in one snapshot: synchronously where the database offers it (SQLite), else in a
- * repeatable-read transaction (or the transaction `db` already is). Statements are SQL text, so rows come back with the column names
- * the text gives them on either path (Kysely's result plugins leave camel-cased names as they are).
+ * repeatable-read transaction (or the transaction `db` already is). Statements are SQL text, so
+ * rows come back with the column names the text gives them on either path (Kysely's result
+ * plugins leave camel-cased names as they are).
  */
 export function readSnapshot<T>(
   db: Kysely<DbSchema>,
