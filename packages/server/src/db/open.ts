@@ -72,10 +72,11 @@ async function openSqlite(
       throw e
     }
     const dialect = new SnapshotSqliteDialect(withStatementCache(sqlite))
-    return {
-      db: new Kysely<DbSchema>({ dialect, plugins: [new CamelCasePlugin()] }),
-      snapshots: dialect.snapshots,
-    }
+    const db = new Kysely<DbSchema>({ dialect, plugins: [new CamelCasePlugin()] })
+    // Kysely closes the database on destroy() only once it has used the connection, and reads
+    // through snapshots never go through Kysely: take the connection once now.
+    await db.connection().execute(async () => {})
+    return { db, snapshots: dialect.snapshots }
   } catch (cause) {
     const reason = cause instanceof Error ? `: ${cause.message}` : ''
     throw new UeError('UE_INDEX_FAILED', { detail: `cannot open the SQLite index${reason}`, cause })

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { readlinkSync } from 'node:fs'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { CompiledQuery, Kysely, sql } from 'kysely'
+import { openMetadataStore } from '../../src/db/open.js'
 import { SnapshotSqliteDialect } from '../../src/db/sqlite-snapshots.js'
 import { rawSqlite } from '../helpers/sqlite.js'
 
@@ -83,4 +85,24 @@ test('a snapshot does not overtake a query already waiting for the connection', 
   release()
   const [, , seen] = await Promise.all([first, second, third])
   assert.deepEqual(seen, [1, 2])
+})
+
+test('a store that only ever read through snapshots lets go of its database file when closed', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'ue-snap-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'index.db')
+  const store = await openMetadataStore({ driver: 'sqlite', file })
+  await store.materials.categories().catch(() => [])
+  await store.close()
+  const open = (await readdir('/proc/self/fd')).map((fd) => {
+    try {
+      return readlinkSync(join('/proc/self/fd', fd))
+    } catch {
+      return ''
+    }
+  })
+  assert.deepEqual(
+    open.filter((target) => target.startsWith(file)),
+    [],
+  )
 })
