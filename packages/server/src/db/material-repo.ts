@@ -115,6 +115,7 @@ function repositoryOver(
   transact?: Transact,
   snapshots?: SyncSnapshots,
 ): MaterialRepository {
+  const postgres = isPostgres(db)
   const repo: MaterialRepository = {
     categories: () =>
       guarded(() =>
@@ -142,7 +143,7 @@ function repositoryOver(
     search: (q) =>
       q.categoryIds !== undefined && q.categoryIds.length === 0
         ? Promise.resolve({ items: [], total: 0 })
-        : guarded(() => readSnapshot(db, snapshots, () => searching(isPostgres(db), q))),
+        : guarded(() => readSnapshot(db, snapshots, () => searching(postgres, q))),
     allMaterials: () =>
       guarded(async () => {
         const rows = await db.selectFrom('materials').selectAll().orderBy('id').execute()
