@@ -27,10 +27,17 @@ import type {
 
 /** Anchors remembered per process: enough for many clients paging at once, a few MB at most. */
 const MAX_ANCHORS = 20_000
+/** Rows of pages remembered per process (about 200 bytes each): a few thousand pages, ~10 MB. */
+const MAX_PAGE_ROWS = 50_000
 
 /** `snapshots`: where the database reads synchronously (SQLite), listings read through it. */
 export function createFileIndex(db: Kysely<DbSchema>, snapshots?: SyncSnapshots): FileIndex {
   const anchors: Anchors = new LRUCache({ max: MAX_ANCHORS })
+  const pages: Pages = new LRUCache({
+    maxSize: MAX_PAGE_ROWS,
+    sizeCalculation: (page) => Math.max(page.items.length, 1),
+  })
+  const remembered = { anchors, pages }
   const postgres = isPostgres(db)
   return {
     add: (entry) => guarded(() => add(db, entry)),
@@ -38,7 +45,7 @@ export function createFileIndex(db: Kysely<DbSchema>, snapshots?: SyncSnapshots)
       // `IN ()` is a syntax error on PostgreSQL: no categories simply matches nothing.
       q.categories.length === 0
         ? Promise.resolve({ items: [], total: 0 })
-        : guarded(() => readSnapshot(db, snapshots, () => listing(postgres, anchors, q))),
+        : guarded(() => readSnapshot(db, snapshots, () => listing(postgres, remembered, q))),
     get: (key) => guarded(() => get(db, key)),
     remove: (key) => guarded(() => remove(db, key)),
     usage: (owner) => guarded(() => usage(db, owner)),
@@ -76,20 +83,35 @@ async function add(db: Kysely<DbSchema>, entry: NewFileEntry): Promise<FileEntry
 type Anchors = LRUCache<string, { anchor: Anchor; changes: string }>
 
 /**
+ * Per process: the rows of a page, as of one state of its counts (`changes`), keyed by the
+ * listing, the offset and the size. Files are never updated in place, so equal `changes` mean
+ * the very same rows; a page is served from here only after this snapshot's counts said so.
+ */
+type Pages = LRUCache<string, { items: readonly ListedFile[]; changes: string }>
+
+/**
  * One page in O(page): the total comes from `file_counts`, the page is read from the row at
  * `start` onwards by (created_at, id), from the categories that hold any matching file. The first
  * page needs no anchor; the row after each page is remembered for the offset the client asks for
  * next (start + size), and count and page are read in one snapshot, whose `changes` must still be
  * the anchor's. On a miss (another node served the last page, or a file of this listing was added
  * or removed since) the row at `start` is found by walking a covering index from the nearer end,
- * in the same snapshot.
+ * in the same snapshot. A page read at the same `changes` before (the first page every editor
+ * opens, or clients paging the same library) is answered from memory after the count alone.
  */
-function* listing(postgres: boolean, anchors: Anchors, q: ListQuery): QuerySteps<Page<ListedFile>> {
+function* listing(
+  postgres: boolean,
+  { anchors, pages }: { anchors: Anchors; pages: Pages },
+  q: ListQuery,
+): QuerySteps<Page<ListedFile>> {
   const start = wholeNumber(q.start)
   const size = wholeNumber(q.size)
   const { total, changes, legs } = yield* counted(postgres, q)
   if (size === 0 || start >= total) return { items: [], total }
   const shape = listingShape(q)
+  const pageKey = `${shape}\n${start}\n${size}`
+  const seen = pages.get(pageKey)
+  if (seen !== undefined && seen.changes === changes) return { items: seen.items, total }
   const known = start === 0 ? undefined : anchors.get(`${shape}\n${start}`)
   const sameState = known !== undefined && known.changes === changes
   const present = legs.map((l) => l.category)
@@ -105,7 +127,9 @@ function* listing(postgres: boolean, anchors: Anchors, q: ListQuery): QuerySteps
   const next = rows[size]
   if (next !== undefined)
     anchors.set(`${shape}\n${start + size}`, { anchor: anchorOf(next), changes })
-  return { items: rows.slice(0, size).map(toListed), total }
+  const items = Object.freeze(rows.slice(0, size).map((row) => Object.freeze(toListed(row))))
+  pages.set(pageKey, { items, changes })
+  return { items, total }
 }
 
 function anchorOf(row: { createdAt: number | string; id: number | string }): Anchor {

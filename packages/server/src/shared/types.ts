@@ -12,7 +12,7 @@ export type Category = 'image' | 'scrawl' | 'snapscreen' | 'catch' | 'video' | '
 export type Id = number | string
 
 export interface Page<T> {
-  items: T[]
+  items: readonly T[]
   total: number
 }
 

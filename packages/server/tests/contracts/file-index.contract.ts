@@ -12,9 +12,14 @@ import type { Category, StorageKey } from '../../src/shared/types.js'
 
 /**
  * The behaviour every dialect of the metadata index must show. `open` must return a store over
- * an empty database each time it is called; the suite migrates and closes it.
+ * an empty database each time it is called; the suite migrates and closes it. `openNodes` must
+ * return two stores over one new, empty database, as two app nodes sharing it would hold.
  */
-export function fileIndexContract(name: string, open: () => Promise<MetadataStore>): void {
+export function fileIndexContract(
+  name: string,
+  open: () => Promise<MetadataStore>,
+  openNodes: () => Promise<[MetadataStore, MetadataStore]>,
+): void {
   async function fresh(t: TestContext): Promise<MetadataStore> {
     const store = await open()
     t.after(() => store.close())
@@ -312,6 +317,35 @@ export function fileIndexContract(name: string, open: () => Promise<MetadataStor
         last.items.map((e) => e.key),
         [...all, added.key].slice(6, 9),
       )
+    })
+
+    test('answers a page read again unchanged, and shows the next read every add and remove another node made meanwhile', async (t) => {
+      const [a, b] = await openNodes()
+      t.after(() => Promise.all([a.close(), b.close()]))
+      await a.migrate()
+      const added: FileEntry[] = []
+      for (let i = 0; i < 7; i++) added.push(await a.files.add(entry({ createdAt: 200 + i })))
+      const newest = added.map((e) => e.key).reverse()
+      const page = async (start: number) => {
+        const { items, total } = await a.files.list({ categories: ['image'], start, size: 3 })
+        return { keys: items.map((e) => e.key), total }
+      }
+      assert.deepEqual(await page(0), { keys: newest.slice(0, 3), total: 7 })
+      assert.deepEqual(await page(3), { keys: newest.slice(3, 6), total: 7 })
+      assert.deepEqual(await page(0), { keys: newest.slice(0, 3), total: 7 })
+
+      const fresh = await b.files.add(entry({ createdAt: 300 }))
+      assert.deepEqual(await page(0), { keys: [fresh.key, ...newest.slice(0, 2)], total: 8 })
+      assert.deepEqual(await page(3), { keys: newest.slice(2, 5), total: 8 })
+
+      await b.files.remove(fresh.key)
+      await b.files.remove(newest[1] as StorageKey)
+      const left = newest.filter((k) => k !== newest[1])
+      assert.deepEqual(await page(0), { keys: left.slice(0, 3), total: 6 })
+      assert.deepEqual(await page(3), { keys: left.slice(3, 6), total: 6 })
+      // A file of another category changes nothing of this listing.
+      await b.files.add(entry({ category: 'file', ext: '.pdf', createdAt: 400 }))
+      assert.deepEqual(await page(0), { keys: left.slice(0, 3), total: 6 })
     })
 
     test('closes twice without error', async () => {

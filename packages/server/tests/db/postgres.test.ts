@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { openMetadataStore } from '../../src/db/open.js'
+import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
@@ -21,7 +22,13 @@ if ('unavailable' in lane) {
   const open = async () =>
     openMetadataStore({ driver: 'postgres', url: await cluster.createDatabase(), poolSize: 4 })
 
-  fileIndexContract('postgres', open)
+  const openNodes = async () => {
+    const url = await cluster.createDatabase()
+    const a = await openMetadataStore({ driver: 'postgres', url, poolSize: 4 })
+    const b = await openMetadataStore({ driver: 'postgres', url, poolSize: 4 })
+    return [a, b] as [MetadataStore, MetadataStore]
+  }
+  fileIndexContract('postgres', open, openNodes)
   materialRepositoryContract('postgres', open)
 
   describe('PostgreSQL metadata store', () => {

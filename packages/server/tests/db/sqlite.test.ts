@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { openMetadataStore, resolveSqliteEngine } from '../../src/db/open.js'
 import { builtinSqliteAvailable } from '../../src/db/sqlite-builtin.js'
+import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
@@ -40,7 +41,13 @@ for (const engine of applicable) {
   // A directory that does not exist yet: opening must create it.
   const open = () =>
     openMetadataStore({ driver: 'sqlite', engine, file: join(dir, `store-${++n}`, 'index.db') })
-  fileIndexContract(`sqlite (${engine})`, open)
+  const openNodes = async () => {
+    const file = join(dir, `store-${++n}`, 'index.db')
+    const a = await openMetadataStore({ driver: 'sqlite', engine, file })
+    const b = await openMetadataStore({ driver: 'sqlite', engine, file })
+    return [a, b] as [MetadataStore, MetadataStore]
+  }
+  fileIndexContract(`sqlite (${engine})`, open, openNodes)
   materialRepositoryContract(`sqlite (${engine})`, open)
   storeTests(engine)
 }
