@@ -20,7 +20,8 @@ export function failureThrottle(perMinute: number, now: () => number = Date.now)
   }
   return {
     blocked(address) {
-      if (perMinute === 0 || address === undefined) return false
+      // No address has failed lately (the usual case): nothing to look up.
+      if (perMinute === 0 || address === undefined || buckets.size === 0) return false
       return current(clientKey(address)).tokens < 1
     },
     fail(address) {

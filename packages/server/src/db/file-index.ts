@@ -10,6 +10,7 @@ import {
   countsQuery,
   type Leg,
   type ListedRow,
+  type ListingCount,
   pageQuery,
   rowAtQuery,
 } from './listing-sql.js'
@@ -171,20 +172,43 @@ function* counted(postgres: boolean, q: ListQuery): QuerySteps<Counted> {
   let changes = 0
   const shown = new Map<string, number>()
   const unlisted = new Set<string>()
-  for (const row of rows) {
-    const n = Number(row.n)
-    if (listed && !listed.has(row.ext)) {
-      if (n > 0) unlisted.add(row.category)
+  for (const cell of perExtension(rows)) {
+    if (listed && !listed.has(cell.ext)) {
+      if (cell.n > 0) unlisted.add(cell.category)
       continue
     }
-    total += n
-    changes += Number(row.changes)
-    shown.set(row.category, (shown.get(row.category) ?? 0) + n)
+    total += cell.n
+    changes += cell.changes
+    shown.set(cell.category, (shown.get(cell.category) ?? 0) + cell.n)
   }
   const legs = categories
     .filter((c) => (shown.get(c) ?? 0) > 0)
     .map((category) => ({ category, byExt: unlisted.has(category) }))
   return { total, changes: String(changes), legs }
+}
+
+interface ExtensionCount {
+  category: string
+  ext: string
+  n: number
+  changes: number
+}
+
+/** The scopes' rows summed per category and extension; the `-` scope's files are taken away. */
+function perExtension(rows: readonly ListingCount[]): Iterable<ExtensionCount> {
+  const cells = new Map<string, ExtensionCount>()
+  for (const row of rows) {
+    const n = row.scope === '-' ? -Number(row.n) : Number(row.n)
+    const key = `${row.category}\n${row.ext}`
+    const cell = cells.get(key)
+    if (cell === undefined)
+      cells.set(key, { category: row.category, ext: row.ext, n, changes: Number(row.changes) })
+    else {
+      cell.n += n
+      cell.changes += Number(row.changes)
+    }
+  }
+  return cells.values()
 }
 
 /**
