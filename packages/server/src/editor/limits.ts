@@ -1,6 +1,6 @@
 import { clientKey } from '../auth/client-key.js'
 import { UeError } from '../shared/errors.js'
-import { freeBytes } from '../shared/free-space.js'
+import { sharedFreeBytes } from '../shared/free-space.js'
 import type { QueueOutcome, UploadLimit } from '../shared/metrics.js'
 
 export { clientKey }
@@ -73,6 +73,7 @@ export function createUploadGate(
   const buckets = new Map<string, Bucket>()
   const exempt = new Set(o.exemptUsers)
   const perMs = o.uploadsPerMinute / 60_000
+  const free = sharedFreeBytes(o.storageRoot)
 
   const refill = (b: Bucket, t: number) => {
     b.tokens = Math.min(o.uploadsPerMinute, b.tokens + (t - b.updatedAt) * perMs)
@@ -163,7 +164,7 @@ export function createUploadGate(
       const key = client.user && exempt.has(client.user) ? undefined : uploadClientKey(client)
       const release = key && limited ? await take(key, clientGone) : () => {}
       try {
-        if (o.minFreeBytes > 0 && (await freeBytes(o.storageRoot)) < o.minFreeBytes)
+        if (o.minFreeBytes > 0 && (await free()) < o.minFreeBytes)
           throw new UeError('UE_STORAGE_FULL')
       } catch (e) {
         release()

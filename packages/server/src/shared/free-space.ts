@@ -13,3 +13,21 @@ export async function freeBytes(path: string): Promise<number> {
     }
   }
 }
+
+/**
+ * `freeBytes` for one path, where admissions that ask while a look-up is under way share its
+ * answer (as fresh as one of their own would be) instead of each sending the kernel another.
+ */
+export function sharedFreeBytes(path: string): () => Promise<number> {
+  let pending: Promise<number> | undefined
+  return () => {
+    if (pending === undefined) {
+      pending = freeBytes(path)
+      const done = () => {
+        pending = undefined
+      }
+      pending.then(done, done)
+    }
+    return pending
+  }
+}

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
+import { tmpdir } from 'node:os'
 import { describe, test } from 'node:test'
 import { clientKey } from '../../src/editor/limits.js'
+import { sharedFreeBytes } from '../../src/shared/free-space.js'
 import { png } from '../helpers/fixtures.js'
 import {
   assertStillServes,
@@ -90,6 +92,24 @@ describe('S14: upload floods and disk exhaustion', () => {
     assert.equal(res.status, 507)
     assert.equal((await res.json()).code, 'UE_STORAGE_FULL')
     assert.deepEqual(await http.storedFiles(), [])
+  })
+
+  test('uploads that arrive together are each refused while the volume is below the floor, and later ones are checked again', async (t) => {
+    const srv = await startTestServer(t, { limits: { minFreeBytes: Number.MAX_SAFE_INTEGER } })
+    const answers = await Promise.all(Array.from({ length: 6 }, () => imageUpload(srv)))
+    for (const res of answers) assert.equal((await res.json()).code, 'UE_STORAGE_FULL')
+    await expectRefused(srv, () => imageUpload(srv), { codes: ['UE_STORAGE_FULL'] })
+    assert.deepEqual(await srv.storedFiles(), [])
+  })
+
+  test('admissions asking for free space while a look-up is under way share it, and the next asks anew', async () => {
+    const free = sharedFreeBytes(tmpdir())
+    const first = free()
+    assert.equal(free(), first)
+    assert.ok((await first) > 0)
+    const next = free()
+    assert.notEqual(next, first)
+    assert.ok((await next) > 0)
   })
 
   test('IPv6 clients share one bucket per /64, IPv4-mapped addresses count as IPv4', () => {
