@@ -30,8 +30,8 @@ function streamToDisk(folder: string): RequestListener {
     const path = join(folder, `${process.pid}-${n++}.bin`)
     pipeline(req, createWriteStream(path)).then(
       // The file is kept, as the server keeps every upload: a file deleted at once never has its
-      // pages written back from the cache, work the server cannot skip. The bench removes the
-      // folder after the load.
+      // pages written back from the cache, work the server cannot skip. The bench removes it
+      // when the run is over.
       () => {
         res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': answer.length })
         res.end(answer)

@@ -5,7 +5,7 @@
  */
 import { cpus, freemem, totalmem } from 'node:os'
 import { fileURLToPath } from 'node:url'
-import { FULL, type Profile, SMOKE } from './context.js'
+import { FULL, type Profile, removeScratch, SMOKE } from './context.js'
 import { broken, judge, type Outcome, type Row, table, tally, writeResults } from './report.js'
 import { catchScenario } from './scenarios/catch.js'
 import { configScenario } from './scenarios/config.js'
@@ -45,16 +45,20 @@ console.log(
 )
 
 const outcomes: Outcome[] = []
-for (const [name, scenario] of SCENARIOS) {
-  if (only !== undefined && !name.includes(only)) continue
-  const began = performance.now()
-  process.stdout.write(`${name}... `)
-  try {
-    outcomes.push(...(await scenario(profile)).map(judge))
-  } catch (e) {
-    outcomes.push(broken(name, e))
+try {
+  for (const [name, scenario] of SCENARIOS) {
+    if (only !== undefined && !name.includes(only)) continue
+    const began = performance.now()
+    process.stdout.write(`${name}... `)
+    try {
+      outcomes.push(...(await scenario(profile)).map(judge))
+    } catch (e) {
+      outcomes.push(broken(name, e))
+    }
+    console.log(`${((performance.now() - began) / 1000).toFixed(1)} s`)
   }
-  console.log(`${((performance.now() - began) / 1000).toFixed(1)} s`)
+} finally {
+  await removeScratch()
 }
 
 console.log(`\n${table(outcomes)}\n`)

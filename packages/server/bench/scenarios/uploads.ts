@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { MP4, png } from '../../tests/helpers/fixtures.js'
 import { multipartBody } from '../../tests/helpers/multipart.js'
@@ -7,6 +7,7 @@ import {
   fmt,
   inTempDir,
   type Profile,
+  settle,
   ueditorConfig,
   using,
   withCpu,
@@ -73,8 +74,8 @@ async function send(server: ServerProcess, u: Upload, connections: number, how: 
 const mbPerSecond = (r: LoadResult, u: Upload) => (r.requests * u.body.length) / MB / r.seconds
 
 /*
- * Both sides keep what they were sent until their load is over, and then it is removed: files
- * still waiting to be written back from the page cache would slow down whichever load comes next.
+ * Both sides keep what they were sent (the run removes it at its end, see context.ts), and
+ * each load is followed by `settle`, so the next one starts with nothing left to write back.
  */
 
 async function bareDisk<T>(dir: string, work: (b: ServerProcess) => Promise<T>): Promise<T> {
@@ -83,7 +84,7 @@ async function bareDisk<T>(dir: string, work: (b: ServerProcess) => Promise<T>):
   try {
     return await using(startBare(['disk', folder]), work)
   } finally {
-    await rm(folder, { recursive: true, force: true })
+    await settle()
   }
 }
 
@@ -96,7 +97,7 @@ async function ueditorIn<T>(
   try {
     return await using(startUeditor(dir, ueditorConfig(join(dir, name), extra)), work)
   } finally {
-    await rm(join(dir, name), { recursive: true, force: true })
+    await settle()
   }
 }
 
