@@ -3,7 +3,8 @@
  * `npm run bench -- --smoke` runs the same harness on tiny populations and never fails on targets.
  * Loopback only; every load is bounded in time or count, so the run stops by itself.
  */
-import { cpus, freemem, totalmem } from 'node:os'
+import { statfs } from 'node:fs/promises'
+import { cpus, freemem, tmpdir, totalmem } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { FULL, type Profile, removeScratch, SMOKE } from './context.js'
 import { broken, judge, type Outcome, type Row, table, tally, writeResults } from './report.js'
@@ -43,6 +44,15 @@ console.log(
   `ueditor-backend bench${profile.smoke ? ' (smoke: tiny populations, targets not enforced)' : ''}: ` +
     `${machine.cpus} CPUs, ${machine.memoryMb} MB, Node ${machine.node}`,
 )
+
+// Every file the run stores stays until it ends (context.ts): about 16 GB in a full run.
+const NEEDED_GB = profile.smoke ? 1 : 20
+const volume = await statfs(tmpdir())
+const freeGb = (volume.bavail * volume.bsize) / 2 ** 30
+if (freeGb < NEEDED_GB) {
+  console.error(`the run needs ${NEEDED_GB} GB free under ${tmpdir()}; ${freeGb.toFixed(1)} GB are`)
+  process.exit(1)
+}
 
 const outcomes: Outcome[] = []
 try {
