@@ -60,13 +60,18 @@ async function measure(server: ServerProcess, population: number, p: Profile): P
   const first = `${server.url}/ueditor?action=listImage&start=0&size=${PAGE}`
   if (p.warmSeconds > 0) await load({ ...base, url: first, seconds: p.warmSeconds })
   const firstPage = await load({ ...base, url: first, seconds: p.seconds })
-  // Each connection pages like the editor's image manager: start += size, from the second page.
+  // Each connection pages like the editor's image manager (start += size), each from its own
+  // part of the listing, so no two read the same pages: a page one has read is not the next
+  // one's to find already in memory.
+  const stride = Math.floor(population / CONNECTIONS / PAGE) * PAGE
+  let connections = 0
   const nextPages = await load({
     ...base,
     url: first,
     seconds: p.seconds,
     nextPath: (connection) => {
-      const start = (((connection.start as number | undefined) ?? 0) + PAGE) % population
+      const from = (connection.start as number | undefined) ?? connections++ * stride
+      const start = (from + PAGE) % population
       connection.start = start
       return `/ueditor?action=listImage&start=${start}&size=${PAGE}`
     },
