@@ -15,8 +15,8 @@ export async function freeBytes(path: string): Promise<number> {
 }
 
 /**
- * `freeBytes` for one path, where admissions that ask while a look-up is under way share its
- * answer (as fresh as one of their own would be) instead of each sending the kernel another.
+ * `freeBytes` for one path, where callers that ask while a look-up is under way share its
+ * answer (begun a moment before they asked) instead of each sending the kernel another.
  */
 export function sharedFreeBytes(path: string): () => Promise<number> {
   let pending: Promise<number> | undefined
