@@ -33,7 +33,7 @@ import { removeStaleSpools } from './ingest/temp-file.js'
 import { createMaterialsApi, seedOnFirstStart } from './materials/api.js'
 import { UeError } from './shared/errors.js'
 import { freeBytes } from './shared/free-space.js'
-import { createLogger, silentLogger } from './shared/log.js'
+import { createLogger, requestLogger, silentLogger } from './shared/log.js'
 import { messageFor } from './shared/messages.js'
 import { createMetrics } from './shared/metrics.js'
 import { setRequestInfo } from './shared/request-info.js'
@@ -259,7 +259,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       if (site) return await site(request)
       return errorResponse(new UeError('UE_NOT_FOUND'))
     } catch (err) {
-      log.error({ err, path: pathname }, 'unhandled error')
+      requestLogger(log, request).error({ err, path: pathname }, 'unhandled error')
       return errorResponse(new UeError('UE_INTERNAL', { cause: err }))
     }
   }

@@ -1,4 +1,5 @@
 import { UeError, type UeErrorCode } from '../shared/errors.js'
+import { requestLogger } from '../shared/log.js'
 import { assertIdentityEncoding, type BodyTimeouts, readBodyBytes } from '../shared/request-body.js'
 import type { Logger } from '../shared/types.js'
 import { type AiLimitOptions, createAiLimits } from './limits.js'
@@ -58,13 +59,13 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
   const maxBodyBytes = o.maxPromptChars * BODY_BYTES_PER_CHAR + BODY_OVERHEAD
   const scrub = (s: string) => (o.secret ? s.split(o.secret).join('[Redacted]') : s)
 
-  const audit = (line: Record<string, unknown>, failed: boolean) => {
-    if (failed) o.log.warn({ audit: 'ai', ...line }, 'ai call')
-    else o.log.info({ audit: 'ai', ...line }, 'ai call')
-  }
-
   return {
     async handle(request, caller) {
+      const log = requestLogger(o.log, request)
+      const audit = (line: Record<string, unknown>, failed: boolean) => {
+        if (failed) log.warn({ audit: 'ai', ...line }, 'ai call')
+        else log.info({ audit: 'ai', ...line }, 'ai call')
+      }
       const started = performance.now()
       const key = caller.user !== null ? `user:${caller.user}` : `anonymous:${caller.address}`
       const who = { user: caller.user, address: caller.address }
@@ -157,7 +158,7 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
                   timedOut || isUpstreamTimeout(err) ? 'UE_AI_TIMEOUT' : 'UE_AI_UPSTREAM_FAILED'
                 outcome = code
                 status = upstreamStatus(err)
-                o.log.warn(
+                log.warn(
                   { code, upstreamStatus: status, reason: scrub(String(errorText(err))) },
                   'ai upstream failed',
                 )

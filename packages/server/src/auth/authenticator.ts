@@ -1,5 +1,6 @@
 import type { ServerConfig } from '../config/load.js'
 import { UeError } from '../shared/errors.js'
+import { requestLogger } from '../shared/log.js'
 import { requestInfo } from '../shared/request-info.js'
 import { urlOf } from '../shared/request-url.js'
 import type { Logger } from '../shared/types.js'
@@ -49,11 +50,15 @@ export function createAuthenticator(
   const channels = { header: settings.header, queryParam: settings.queryParam }
 
   const refuse = (
+    request: Request,
     reason: 'missing' | 'invalid' | 'throttled',
     channel: string,
     address: string | undefined,
   ): never => {
-    log.warn({ audit: 'auth', verdict: 'refused', reason, channel, address }, 'auth refused')
+    requestLogger(log, request).warn(
+      { audit: 'auth', verdict: 'refused', reason, channel, address },
+      'auth refused',
+    )
     throw new UeError(reason === 'throttled' ? 'UE_AUTH_THROTTLED' : 'UE_UNAUTHORIZED', {
       detail: reason,
     })
@@ -69,13 +74,14 @@ export function createAuthenticator(
       const presented = presentedCredential(request, url, channels)
       if (presented !== null && throttle.blocked(address))
         return refuse(
+          request,
           'throttled',
           typeof presented === 'string' ? 'unknown' : presented.channel,
           address,
         )
       if (presented === 'malformed') {
         throttle.fail(address)
-        return refuse('invalid', 'unknown', address)
+        return refuse(request, 'invalid', 'unknown', address)
       }
       if (presented !== null) {
         const grant = extraMatch(presented.token) ?? (await verify?.(presented.token)) ?? null
@@ -83,23 +89,26 @@ export function createAuthenticator(
         // The hook decides from its own session when the credential is not ours.
         if (mode !== 'hook') {
           throttle.fail(address)
-          return refuse('invalid', presented.channel, address)
+          return refuse(request, 'invalid', presented.channel, address)
         }
       }
       if (mode === 'none') return ANONYMOUS
       if (mode === 'hook' && hook) {
-        if (throttle.blocked(address)) return refuse('throttled', 'hook', address)
+        if (throttle.blocked(address)) return refuse(request, 'throttled', 'hook', address)
         let user: Awaited<ReturnType<AuthorizeHook>>
         try {
           user = await hook(request, info?.host)
         } catch (err) {
-          log.error({ err }, 'auth: the authorize hook threw; the request is refused')
+          requestLogger(log, request).error(
+            { err },
+            'auth: the authorize hook threw; the request is refused',
+          )
           user = null
         }
         if (user && typeof user.user === 'string' && user.user.length > 0)
           return { user: user.user, admin: user.admin === true, channel: 'hook' }
       }
-      return refuse('missing', 'none', address)
+      return refuse(request, 'missing', 'none', address)
     },
   }
 }

@@ -1,5 +1,6 @@
 import { ANONYMOUS } from '../auth/authenticator.js'
 import { isUeError, UeError } from '../shared/errors.js'
+import { requestLogger } from '../shared/log.js'
 import { messageFor } from '../shared/messages.js'
 import { noMetrics } from '../shared/metrics.js'
 import { requestInfo } from '../shared/request-info.js'
@@ -52,7 +53,7 @@ export const SHUTDOWN_RETRY_AFTER = '5'
  * `state` unless `http.errorStatus` is 'http', because the editor only reads bodies of 200s.
  */
 export function createEditorHandler(deps: EditorDeps): FetchHandler {
-  const { config, log } = deps
+  const { config } = deps
   const jsonpKinds = new Set<string>(config.http.jsonpActions)
   // With remote storage the only local volume an upload fills is the temp spool.
   const storageRoot =
@@ -117,8 +118,10 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       const method = request.method === 'HEAD' ? 'GET' : request.method
       const allowed = READS.has(def.kind) || (def.kind === 'catch' && jsonp) ? 'GET' : 'POST'
       if (method !== allowed) throw new UeError('UE_METHOD_NOT_ALLOWED')
+      // What the action logs carries this request's id.
+      const actionDeps: EditorDeps = { ...deps, log: requestLogger(deps.log, request) }
       if (def.kind === 'ai') {
-        const answer = await handleAi({ request, url, deps, actor })
+        const answer = await handleAi({ request, url, deps: actionDeps, actor })
         recordAnswer(metrics, def, started, {})
         return answer
       }
@@ -127,7 +130,7 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       const uploadEnded = release ? metrics.uploadStarted() : undefined
       let result: object
       try {
-        result = await runAction({ request, url, deps, actor }, def)
+        result = await runAction({ request, url, deps: actionDeps, actor }, def)
       } finally {
         release?.()
         uploadEnded?.()
@@ -135,6 +138,7 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       recordAnswer(metrics, def, started, { result })
       return jsonp ? jsonpResponse(callback ?? '', result) : jsonResponse(result)
     } catch (e) {
+      const log = requestLogger(deps.log, request)
       if (isUeError(e)) {
         if (e.status >= 500) log.error({ err: e, cause: e.cause }, 'editor action failed')
         else log.debug(refusalDetails(def, e, config), 'editor request refused')

@@ -1,5 +1,5 @@
 import type { Metrics } from '../shared/metrics.js'
-import { currentRequest, requestIdFrom, runInRequest } from '../shared/request-context.js'
+import { bindRequestContext, requestContext, requestIdFrom } from '../shared/request-context.js'
 import { urlOf } from '../shared/request-url.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 
@@ -14,37 +14,37 @@ export interface ObserveOptions {
 
 /**
  * Gives each request an id (the caller's `X-Request-Id` when sane, else a new one) that every
- * log line written while handling it carries and that the answer returns; logs one access line
- * (path without its query, which may hold tokens) and counts the request. A handler that is
- * already inside an observed request passes straight through.
+ * log line written for it carries (`requestLogger`) and that the answer returns; logs one access
+ * line (path without its query, which may hold tokens) and counts the request. A request that
+ * is already being observed (a handler mounted inside another) passes straight through.
  */
 export function observe(handler: FetchHandler, o: ObserveOptions): FetchHandler {
-  return (request) => {
-    if (currentRequest()) return handler(request)
+  return async (request) => {
+    if (requestContext(request)) return handler(request)
     const requestId = requestIdFrom(request.headers.get('x-request-id'))
-    return runInRequest({ requestId }, async () => {
-      const started = process.hrtime.bigint()
-      const { pathname } = urlOf(request)
-      const route = o.routeOf(pathname)
-      let status = 500
-      try {
-        const response = withHeader(await handler(request), 'X-Request-Id', requestId)
-        status = response.status
-        return response
-      } finally {
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9
-        o.metrics.httpRequest(route, request.method, status, seconds)
-        const line = {
-          method: request.method,
-          path: pathname,
-          route,
-          status,
-          ms: Math.round(seconds * 1000),
-        }
-        if (o.quietRoutes?.has(route)) o.log.debug(line, 'request')
-        else o.log.info(line, 'request')
+    bindRequestContext(request, { requestId })
+    const started = process.hrtime.bigint()
+    const { pathname } = urlOf(request)
+    const route = o.routeOf(pathname)
+    let status = 500
+    try {
+      const response = withHeader(await handler(request), 'X-Request-Id', requestId)
+      status = response.status
+      return response
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9
+      o.metrics.httpRequest(route, request.method, status, seconds)
+      const line = {
+        reqId: requestId,
+        method: request.method,
+        path: pathname,
+        route,
+        status,
+        ms: Math.round(seconds * 1000),
       }
-    })
+      if (o.quietRoutes?.has(route)) o.log.debug(line, 'request')
+      else o.log.info(line, 'request')
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { MAX_ID } from '../db/material-repo.js'
 import { isUeError, UeError } from '../shared/errors.js'
+import { requestLogger } from '../shared/log.js'
 import type { Metrics } from '../shared/metrics.js'
 import type { BodyTimeouts } from '../shared/request-body.js'
 import { urlOf } from '../shared/request-url.js'
@@ -128,7 +129,8 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
     } catch (err) {
       const error = isUeError(err) ? err : new UeError('UE_INTERNAL', { cause: err })
       // A refusal is the client's business; a server-side failure (the database) is the operator's.
-      if (error.status >= 500) o.log.error({ err, path: url.pathname }, 'materials request failed')
+      if (error.status >= 500)
+        requestLogger(o.log, request).error({ err, path: url.pathname }, 'materials request failed')
       response = errorResponse(error)
     }
     const refusal = refusalCodeOf(response)

@@ -1,6 +1,6 @@
 import { pino, stdSerializers } from 'pino'
 import pretty from 'pino-pretty'
-import { currentRequest } from './request-context.js'
+import { requestContext } from './request-context.js'
 import type { Logger } from './types.js'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
@@ -98,10 +98,6 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         },
       },
       serializers: Object.fromEntries(ERROR_KEYS.map((k) => [k, serializeError])),
-      mixin: () => {
-        const request = currentRequest()
-        return request ? { reqId: request.requestId } : {}
-      },
     },
     stream,
   )
@@ -111,6 +107,21 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     info: (o, msg) => logger.info(o, text(msg)),
     warn: (o, msg) => logger.warn(o, text(msg)),
     error: (o, msg) => logger.error(o, text(msg)),
+  }
+}
+
+/**
+ * `log` for code handling `request`: every line carries the request's id (`reqId`, the id its
+ * answer returns in `X-Request-Id`). `log` itself for a request that has no id.
+ */
+export function requestLogger(log: Logger, request: Request): Logger {
+  const reqId = requestContext(request)?.requestId
+  if (reqId === undefined) return log
+  return {
+    debug: (o, msg) => log.debug({ reqId, ...o }, msg),
+    info: (o, msg) => log.info({ reqId, ...o }, msg),
+    warn: (o, msg) => log.warn({ reqId, ...o }, msg),
+    error: (o, msg) => log.error({ reqId, ...o }, msg),
   }
 }
 

@@ -72,6 +72,33 @@ describe('logs', () => {
     assert.equal(typeof access?.time, 'string')
   })
 
+  test('the audit lines an upload and a refused credential write carry their own request ids', async (t) => {
+    const log = collector()
+    const srv = await startTestServer(
+      t,
+      { auth: { tokens: ['alice:tok-alice-0123456789abcdef'] } },
+      { logger: createLogger({ level: 'info', format: 'json', destination: log.stream }) },
+    )
+    const form = new FormData()
+    form.append('upfile', blob(png(4, 4), 'image/png'), 'a.png')
+    const stored = await fetch(srv.action('image'), {
+      method: 'POST',
+      body: form,
+      headers: { 'X-Request-Id': 'req-upload', Authorization: 'Bearer tok-alice-0123456789abcdef' },
+    })
+    assert.equal((await stored.json()).state, 'SUCCESS')
+    const refused = await fetch(srv.action('listImage'), {
+      headers: { 'X-Request-Id': 'req-refused', Authorization: 'Bearer wrong-token' },
+    })
+    await refused.text()
+    const records = log.records()
+    const storedLine = records.find((r) => r.audit === 'upload')
+    assert.equal(storedLine?.reqId, 'req-upload', JSON.stringify(records))
+    const authLine = records.find((r) => r.audit === 'auth')
+    assert.equal(authLine?.reqId, 'req-refused', JSON.stringify(records))
+    assert.equal(authLine?.reason, 'invalid')
+  })
+
   test('a missing or insane X-Request-Id is replaced by a fresh id', async (t) => {
     const log = collector()
     const srv = await startTestServer(t, {}, { logger: createLogger({ destination: log.stream }) })
