@@ -152,13 +152,20 @@ test('a refused upload logs at debug level the action, the field it reads and th
   const srv = await startTestServer(t, { editor: { imageMaxSize: 1000 } }, { logger })
   const form = new FormData()
   form.append('upfile', blob(png(200, 200, { noise: true }), 'image/png'), 'big.png')
-  const answer = await (await fetch(srv.action('image'), { method: 'POST', body: form })).json()
+  const answer = await (
+    await fetch(srv.action('image'), {
+      method: 'POST',
+      body: form,
+      headers: { 'X-Request-Id': 'req-big' },
+    })
+  ).json()
   assert.equal(answer.code, 'UE_FILE_TOO_LARGE')
   const refusals = records.filter((r) => r.msg === 'editor request refused')
   assert.deepEqual(refusals, [
     {
       level: 'debug',
       o: {
+        reqId: 'req-big',
         code: 'UE_FILE_TOO_LARGE',
         action: 'image',
         kind: 'upload',
@@ -175,13 +182,15 @@ test('a refused type logs the allowed extensions, and a missing file the field n
   const srv = await startTestServer(t, { editor: { imageAllowFiles: ['.png'] } }, { logger })
   const wrong = new FormData()
   wrong.append('upfile', blob(Buffer.from('GIF89a'), 'image/gif'), 'a.gif')
-  await fetch(srv.action('image'), { method: 'POST', body: wrong })
+  const headers = (id: string) => ({ 'X-Request-Id': id })
+  await fetch(srv.action('image'), { method: 'POST', body: wrong, headers: headers('req-gif') })
   const empty = new FormData()
   empty.append('other', 'x')
-  await fetch(srv.action('image'), { method: 'POST', body: empty })
+  await fetch(srv.action('image'), { method: 'POST', body: empty, headers: headers('req-none') })
   const refusals = records.filter((r) => r.msg === 'editor request refused').map((r) => r.o)
   assert.deepEqual(refusals, [
     {
+      reqId: 'req-gif',
       code: 'UE_TYPE_NOT_ALLOWED',
       action: 'image',
       kind: 'upload',
@@ -189,6 +198,7 @@ test('a refused type logs the allowed extensions, and a missing file the field n
       limit: { allowFiles: ['.png'] },
     },
     {
+      reqId: 'req-none',
       code: 'UE_FILE_MISSING',
       action: 'image',
       kind: 'upload',
