@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import sharp from 'sharp'
 import { EDITOR_DEFAULTS, SERVER_ONLY_EDITOR_KEYS } from '../../src/config/editor-defaults.js'
+import { openMetadataStore } from '../../src/db/open.js'
+import type { StorageKey } from '../../src/shared/types.js'
 import { blob, GIF, MP3, MP4, PDF, png } from '../helpers/fixtures.js'
 import { multipartBody, webUploaderFields } from '../helpers/multipart.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
@@ -226,6 +228,46 @@ describe('the editor protocol as UEditor Plus speaks it', () => {
       [urls[0]],
     )
     assert.equal(page3.start, 4)
+  })
+
+  test('the first image page read again shows an upload made meanwhile and a file another node indexed', async (t) => {
+    const srv = await startTestServer(t)
+    const upload = async (name: string) => {
+      const form = new FormData()
+      form.append('upfile', blob(png(2, 2), 'image/png'), name)
+      return (
+        (await (
+          await fetch(srv.action('image'), { method: 'POST', body: form })
+        ).json()) as UploadAnswer
+      ).url
+    }
+    const firstPage = async () => {
+      const page = await (await fetch(srv.action('listImage', '&start=0&size=2'))).json()
+      return { urls: page.list.map((e: { url: string }) => e.url), total: page.total }
+    }
+    const older = await upload('older.png')
+    assert.deepEqual(await firstPage(), { urls: [older], total: 1 })
+    assert.deepEqual(await firstPage(), { urls: [older], total: 1 })
+    const newer = await upload('newer.png')
+    assert.deepEqual(await firstPage(), { urls: [newer, older], total: 2 })
+
+    // Another node sharing the index adds a row; this node's next read must show it.
+    const config = srv.ue.config.index
+    assert.equal(config.driver, 'sqlite')
+    const otherNode = await openMetadataStore(config)
+    const key = `image/20990101/othernode0123456789abcdef.png` as StorageKey
+    await otherNode.files.add({
+      key,
+      category: 'image',
+      originalName: 'other.png',
+      ext: '.png',
+      size: 10,
+      mime: 'image/png',
+      sha256: '',
+      createdAt: Date.now() + 60_000,
+    })
+    await otherNode.close()
+    assert.deepEqual(await firstPage(), { urls: [`/uploads/${key}`, newer], total: 3 })
   })
 
   test('listFile lists attachments with their original names and not images', async (t) => {
