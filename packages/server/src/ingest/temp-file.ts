@@ -95,7 +95,8 @@ export async function removeStaleSpools(tempRoot: string): Promise<number> {
 
 /**
  * Streams into a new file, counting; past `maxSize` it stops and deletes it. The first bytes are
- * kept and inspected as they arrive, so a body the inspector refuses is not spooled any further.
+ * held in memory until the inspector has seen them, so a body it refuses is never written, and a
+ * small upload reaches the disk in one write instead of one per socket read.
  */
 async function spoolStream(
   path: string,
@@ -107,26 +108,27 @@ async function spoolStream(
   let size = 0
   const headParts: Buffer[] = []
   let head: Buffer | undefined
-  const keepHead = async () => {
-    head = Buffer.concat(headParts, Math.min(size, HEAD_BYTES))
+  /** Inspects what is held, then passes it on as one chunk. */
+  const releaseHead = async (push: (chunk: Buffer) => void) => {
+    const held = Buffer.concat(headParts, size)
     headParts.length = 0
+    head = held.subarray(0, HEAD_BYTES)
     // Nothing to inspect in an empty file: the caller refuses it as empty, not as mistyped.
     if (size > 0) await inspect?.(head)
+    if (held.length > 0) push(held)
   }
-  // The head's inspection holds back the chunk that completes it: a refused head stops the write.
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       size += chunk.length
       if (size > maxSize) return done(new UeError('UE_FILE_TOO_LARGE'))
-      if (!head) {
-        headParts.push(chunk)
-        if (size >= HEAD_BYTES) return void keepHead().then(() => done(null, chunk), done)
-      }
-      done(null, chunk)
+      if (head) return done(null, chunk)
+      headParts.push(chunk)
+      if (size < HEAD_BYTES) return done()
+      releaseHead((held) => this.push(held)).then(() => done(), done)
     },
     flush(done) {
       if (head) done()
-      else keepHead().then(() => done(), done)
+      else releaseHead((held) => this.push(held)).then(() => done(), done)
     },
   })
   try {

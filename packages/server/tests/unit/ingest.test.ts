@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Readable } from 'node:stream'
+import { describe, type TestContext, test } from 'node:test'
 import { claimedExtension, cleanOriginalName } from '../../src/ingest/display-name.js'
 import { randomToken, renderKey, toStorageKey } from '../../src/ingest/keys.js'
+import { createSpool, HEAD_BYTES } from '../../src/ingest/temp-file.js'
+import { UeError } from '../../src/shared/errors.js'
 
 describe('storage keys', () => {
   test('a path format renders date parts, time and CSPRNG characters', () => {
@@ -67,5 +74,60 @@ describe('client file names', () => {
       'a.p-p',
     ])
       assert.equal(claimedExtension(bad), '', JSON.stringify(bad))
+  })
+})
+
+describe('the spool', () => {
+  const inTempDir = async (t: TestContext) => {
+    const dir = await mkdtemp(join(tmpdir(), 'ue-spool-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    return dir
+  }
+  const pieces = (bytes: Buffer, size: number) =>
+    Readable.from(
+      Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) =>
+        bytes.subarray(i * size, (i + 1) * size),
+      ),
+    )
+
+  test('the first bytes are judged before any byte of the upload reaches the disk', async (t) => {
+    const dir = await inTempDir(t)
+    const spool = createSpool(dir)
+    t.after(() => spool.dispose())
+    const bytes = randomBytes(HEAD_BYTES + 40_000)
+    let onDiskWhileJudged = -1
+    const file = await spool.write(pieces(bytes, 30_000), bytes.length, 'a.bin', async (head) => {
+      assert.deepEqual(head, bytes.subarray(0, HEAD_BYTES))
+      const [name] = await readdir(dir)
+      onDiskWhileJudged = (await stat(join(dir, name as string))).size
+    })
+    assert.equal(onDiskWhileJudged, 0)
+    assert.deepEqual(await readFile(file.path), bytes)
+    assert.deepEqual(file.head, bytes.subarray(0, HEAD_BYTES))
+  })
+
+  test('a file smaller than the head is judged whole and stored whole', async (t) => {
+    const dir = await inTempDir(t)
+    const spool = createSpool(dir)
+    t.after(() => spool.dispose())
+    const bytes = randomBytes(5_000)
+    const seen: Buffer[] = []
+    const file = await spool.write(pieces(bytes, 1_000), bytes.length, 'a.bin', async (head) => {
+      seen.push(head)
+    })
+    assert.deepEqual(seen, [bytes])
+    assert.equal(file.size, bytes.length)
+    assert.deepEqual(await readFile(file.path), bytes)
+  })
+
+  test('a head the inspector refuses leaves no spool file behind', async (t) => {
+    const dir = await inTempDir(t)
+    const spool = createSpool(dir)
+    t.after(() => spool.dispose())
+    const refused = spool.write(pieces(randomBytes(200_000), 16_384), 1e9, 'a.bin', async () => {
+      throw new UeError('UE_CONTENT_MISMATCH')
+    })
+    await assert.rejects(refused, { code: 'UE_CONTENT_MISMATCH' })
+    assert.deepEqual(await readdir(dir), [])
   })
 })
