@@ -2,6 +2,8 @@
  * The baselines: the least a node:http server can do for the same request, in its own process.
  *   bytes <file> <content-type>   answers every request with the file's bytes
  *   disk <folder>                 streams each request body to a new file, then answers
+ *   bytes-after <file> <type> <µs>  a reference point: as `bytes`, after that many microseconds
+ *                                 of busy work per request, to show what a server may spend
  *   fastify-bytes <file> <type>   a reference point, not a target: Fastify (its defaults, no
  *                                 plugins) answering the file's bytes on its own route
  */
@@ -14,13 +16,20 @@ import { pipeline } from 'node:stream/promises'
 
 const [mode, arg, contentType] = process.argv.slice(2)
 
-function sendBytes(file: string, type: string): RequestListener {
+function sendBytes(file: string, type: string, workMicros = 0): RequestListener {
   const body = readFileSync(file)
   const headers = { 'Content-Type': type, 'Content-Length': body.length }
   return (_req, res) => {
+    if (workMicros > 0) busyFor(workMicros)
     res.writeHead(200, headers)
     res.end(body)
   }
+}
+
+/** Holds the thread, as a request's own JavaScript would. */
+function busyFor(micros: number) {
+  const until = performance.now() + micros / 1000
+  while (performance.now() < until);
 }
 
 function streamToDisk(folder: string): RequestListener {
@@ -57,15 +66,18 @@ if (mode === 'fastify-bytes' && arg && contentType) {
 } else serveBare()
 
 function serveBare() {
+  const workMicros = Number(process.argv[5])
   const listener =
     mode === 'bytes' && arg && contentType
       ? sendBytes(arg, contentType)
-      : mode === 'disk' && arg
-        ? streamToDisk(arg)
-        : undefined
+      : mode === 'bytes-after' && arg && contentType && workMicros > 0
+        ? sendBytes(arg, contentType, workMicros)
+        : mode === 'disk' && arg
+          ? streamToDisk(arg)
+          : undefined
   if (!listener)
     throw new Error(
-      'usage: bare-server bytes <file> <content-type> | disk <folder> | fastify-bytes <file> <content-type>',
+      'usage: bare-server bytes <file> <content-type> | bytes-after <file> <content-type> <µs> | disk <folder> | fastify-bytes <file> <content-type>',
     )
 
   const server = createServer({ keepAliveTimeout: 30_000 }, listener)

@@ -6,8 +6,15 @@ import { type ServerProcess, startBare, startUeditor } from '../processes.js'
 import type { Row } from '../report.js'
 
 const CONNECTIONS = 50
+/** Busy microseconds per request of the calibration rows: what a given cost does to the ratio. */
+const CALIBRATION_MICROS = [5, 20]
 
-async function measure(server: ServerProcess, url: string, p: Profile) {
+interface Measured {
+  perSecond: number
+  cpuPerRequest: number
+}
+
+async function measure(server: ServerProcess, url: string, p: Profile): Promise<Measured> {
   if (p.warmSeconds > 0) await load({ url, connections: CONNECTIONS, seconds: p.warmSeconds })
   const { result, cpuMicros } = await withCpu(server, () =>
     load({ url, connections: CONNECTIONS, seconds: p.seconds }),
@@ -15,8 +22,7 @@ async function measure(server: ServerProcess, url: string, p: Profile) {
   return { perSecond: result.perSecond, cpuPerRequest: cpuMicros / result.requests }
 }
 
-const text = (m: { perSecond: number; cpuPerRequest: number }) =>
-  `${fmt(m.perSecond)} req/s, ${fmt(m.cpuPerRequest)} µs CPU/req`
+const text = (m: Measured) => `${fmt(m.perSecond)} req/s, ${fmt(m.cpuPerRequest)} µs CPU/req`
 
 /** `config` GET against a bare node:http server answering the very same bytes (and Fastify, for scale). */
 export function configScenario(p: Profile): Promise<Row[]> {
@@ -34,6 +40,13 @@ export function configScenario(p: Profile): Promise<Row[]> {
       const framework = await using(startBare(['fastify-bytes', bytes, type]), (f) =>
         measure(f, `${f.url}/ueditor?action=config`, p),
       )
+      const calibration: { micros: number; m: Measured }[] = []
+      for (const micros of CALIBRATION_MICROS) {
+        const m = await using(startBare(['bytes-after', bytes, type, String(micros)]), (b) =>
+          measure(b, `${b.url}/ueditor?action=config`, p),
+        )
+        calibration.push({ micros, m })
+      }
       const server = await measure(ue, url, p)
       const rows: Row[] = [
         {
@@ -64,6 +77,17 @@ export function configScenario(p: Profile): Promise<Row[]> {
             bareReqPerSec: baseline.perSecond,
           },
         },
+        ...calibration.map(({ micros, m }) => ({
+          scenario: `config GET, bare after ${micros} µs of busy work per request (reference), ${CONNECTIONS} connections`,
+          server: `${text(m)}; ${(m.perSecond / baseline.perSecond).toFixed(2)} x bare`,
+          baseline: text(baseline),
+          figures: {
+            reqPerSec: m.perSecond,
+            cpuMicrosPerReq: m.cpuPerRequest,
+            bareReqPerSec: baseline.perSecond,
+            workMicrosPerReq: micros,
+          },
+        })),
       ]
       return rows
     }),
