@@ -10,6 +10,7 @@ import { aiEnabled } from './config/ai-driver.js'
 import { unknownEditorKeys } from './config/editor-keys.js'
 import { type LoadOptions, loadConfig, type ServerConfig } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
+import type { AiUsageStore } from './db/ai-usage.js'
 import { MATERIALS_MIGRATION } from './db/migrations.js'
 import { openMetadataStore } from './db/open.js'
 import type { MetadataStore } from './db/types.js'
@@ -143,6 +144,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     ...opened,
     files: metrics.countFailures('database', opened.files),
     materials: metrics.countFailures('database', opened.materials),
+    aiUsage: metrics.countFailures('database', opened.aiUsage),
   }
   try {
     const applied = await store.migrate()
@@ -175,7 +177,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       log,
       metrics,
       auth,
-      ai: aiRelay(config, log),
+      ai: aiRelay(config, log, store.aiUsage),
       closing: () => closing,
     }),
   )
@@ -353,7 +355,7 @@ function shuttingDown(): Response {
   })
 }
 
-function aiRelay(config: ServerConfig, log: Logger): AiRelay | undefined {
+function aiRelay(config: ServerConfig, log: Logger, usage: AiUsageStore): AiRelay | undefined {
   const { baseUrl, apiKey, model, models, timeoutMs, idleTimeoutMs, logPrompts } = config.ai
   if (!baseUrl || !apiKey || !model) return undefined
   // The origin only: a base URL may carry credentials in its user part.
@@ -373,6 +375,7 @@ function aiRelay(config: ServerConfig, log: Logger): AiRelay | undefined {
     idleTimeoutMs,
     logPrompts,
     limits: config.ai,
+    usage,
     bodyTimeouts: config.http,
     message: (code) => messageFor(config.locale, code),
     log,

@@ -20,7 +20,7 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth', 'ai'],
   materials: ['shared', 'config', 'db', 'auth'],
   formula: ['shared', 'images'],
-  ai: ['shared'],
+  ai: ['shared', 'db'],
 }
 /**
  * Every package the server source uses, and the files (or whole rooms, with a trailing `/`)

@@ -1,3 +1,4 @@
+import type { AiUsageStore } from '../db/ai-usage.js'
 import { UeError } from '../shared/errors.js'
 
 export interface AiLimitOptions {
@@ -15,16 +16,15 @@ interface UserState {
   tokens: number
   refilledAt: number
   active: number
-  day: string
-  used: number
 }
 
-// Past this many tracked users, idle ones are forgotten (their budget with them).
+// Past this many tracked users, idle ones are forgotten.
 const MAX_TRACKED = 50_000
 
 /**
- * Per-user rate, daily token budget and concurrency, plus a node-wide concurrency cap. All in
- * this process's memory: with several nodes, each keeps its own counts (docs/ai.md).
+ * Per-user rate and concurrency, plus a node-wide concurrency cap, in this process's memory:
+ * with several nodes, each keeps its own counts (docs/ai.md). The daily budget is
+ * `createAiBudget`'s, in the database.
  */
 export function createAiLimits(o: AiLimitOptions, now: () => number = Date.now) {
   const users = new Map<string, UserState>()
@@ -42,16 +42,11 @@ export function createAiLimits(o: AiLimitOptions, now: () => number = Date.now) 
     let s = users.get(key)
     if (!s) {
       if (users.size >= MAX_TRACKED) forgetIdle()
-      s = { tokens: o.requestsPerMinute, refilledAt: t, active: 0, day: dayOf(t), used: 0 }
+      s = { tokens: o.requestsPerMinute, refilledAt: t, active: 0 }
       users.set(key, s)
     }
     s.tokens = Math.min(o.requestsPerMinute, s.tokens + (t - s.refilledAt) * perMs)
     s.refilledAt = t
-    const day = dayOf(t)
-    if (s.day !== day) {
-      s.day = day
-      s.used = 0
-    }
     return s
   }
 
@@ -59,8 +54,6 @@ export function createAiLimits(o: AiLimitOptions, now: () => number = Date.now) 
     /** Admits one call or throws; the returned function ends it (call it exactly once). */
     admit(user: string): () => void {
       const s = stateOf(user, now())
-      if (o.dailyTokens > 0 && s.used >= o.dailyTokens)
-        throw new UeError('UE_AI_BUDGET_EXCEEDED', { detail: 'daily tokens used up' })
       if (o.requestsPerMinute > 0 && s.tokens < 1)
         throw new UeError('UE_AI_RATE_LIMITED', { detail: 'requests per minute' })
       if (s.active >= o.concurrencyPerUser)
@@ -77,19 +70,52 @@ export function createAiLimits(o: AiLimitOptions, now: () => number = Date.now) 
         active--
       }
     },
-    /** Counts what a finished call used against the user's day. */
-    spend(user: string, tokens: number): void {
-      stateOf(user, now()).used += tokens
-    },
-    /** Tokens the user has left today (Infinity without a budget). */
-    left(user: string): number {
-      if (o.dailyTokens === 0) return Number.POSITIVE_INFINITY
-      return Math.max(0, o.dailyTokens - stateOf(user, now()).used)
-    },
   }
 }
 
 export type AiLimits = ReturnType<typeof createAiLimits>
+
+/** Days of counts kept; older ones are removed once a day by each node. */
+const DAYS_KEPT = 31
+const DAY_MS = 86_400_000
+
+export interface AiBudget {
+  /** Tokens `subject` has left today (Infinity without a budget); none left: UE_AI_BUDGET_EXCEEDED. */
+  left(subject: string): Promise<number>
+  /** Counts what a finished call used against `subject`'s day. */
+  spend(subject: string, tokens: number): Promise<void>
+}
+
+/**
+ * The daily token budget (`dailyTokens` per subject per UTC day; 0: none, and nothing is
+ * counted), kept in the database so that it holds across nodes and restarts.
+ */
+export function createAiBudget(
+  dailyTokens: number,
+  usage: AiUsageStore,
+  now: () => number = Date.now,
+): AiBudget {
+  let prunedOn = ''
+  return {
+    async left(subject) {
+      if (dailyTokens === 0) return Number.POSITIVE_INFINITY
+      const used = await usage.used(subject, dayOf(now()))
+      if (used >= dailyTokens)
+        throw new UeError('UE_AI_BUDGET_EXCEEDED', { detail: 'daily tokens used up' })
+      return dailyTokens - used
+    },
+    async spend(subject, tokens) {
+      if (dailyTokens === 0 || tokens <= 0) return
+      const t = now()
+      const day = dayOf(t)
+      await usage.add(subject, day, tokens)
+      if (prunedOn !== day) {
+        prunedOn = day
+        await usage.forgetBefore(dayOf(t - DAYS_KEPT * DAY_MS))
+      }
+    },
+  }
+}
 
 function dayOf(t: number): string {
   return new Date(t).toISOString().slice(0, 10)

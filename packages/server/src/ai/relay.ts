@@ -1,8 +1,9 @@
+import type { AiUsageStore } from '../db/ai-usage.js'
 import { UeError, type UeErrorCode } from '../shared/errors.js'
 import { requestLogger } from '../shared/log.js'
 import { assertIdentityEncoding, type BodyTimeouts, readBodyBytes } from '../shared/request-body.js'
 import type { Logger } from '../shared/types.js'
-import { type AiLimitOptions, createAiLimits } from './limits.js'
+import { type AiLimitOptions, createAiBudget, createAiLimits } from './limits.js'
 import {
   type ChatChunk,
   isUpstreamTimeout,
@@ -27,6 +28,8 @@ export interface AiRelayOptions {
   /** Put the prompt text in the audit line (off by default). */
   logPrompts: boolean
   limits: AiLimitOptions
+  /** Where the daily budget's counts live (the metadata database). */
+  usage: AiUsageStore
   bodyTimeouts: BodyTimeouts
   /** The readable message of a code, in the server's locale. */
   message(code: UeErrorCode): string
@@ -55,6 +58,7 @@ const BODY_OVERHEAD = 16_384
 
 export function createAiRelay(o: AiRelayOptions): AiRelay {
   const limits = createAiLimits(o.limits)
+  const budget = createAiBudget(o.limits.dailyTokens, o.usage)
   const allowed = new Set([o.model, ...o.models])
   const maxBodyBytes = o.maxPromptChars * BODY_BYTES_PER_CHAR + BODY_OVERHEAD
   const scrub = (s: string) => (o.secret ? s.split(o.secret).join('[Redacted]') : s)
@@ -72,7 +76,9 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
       let release: (() => void) | undefined
       let ask: AiAsk
       let model: string
+      let budgetLeft: number
       try {
+        budgetLeft = await budget.left(key)
         release = limits.admit(key)
         ask = parseAsk(await readJson(request, maxBodyBytes, o.bodyTimeouts))
         model = ask.model ?? o.model
@@ -86,7 +92,6 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
         audit({ ...who, outcome, tokensIn: 0, tokensOut: 0, ms: elapsed(started) }, true)
         throw e
       }
-      const budgetLeft = limits.left(key)
       const maxTokens = Math.max(
         1,
         Math.min(o.maxOutputTokens, ask.maxTokens ?? o.maxOutputTokens, budgetLeft),
@@ -166,15 +171,23 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
               }
             }
           }
-          void pump().finally(() => {
+          const finish = async () => {
             clearTimeout(deadline)
             clearTimeout(idle)
             request.signal.removeEventListener('abort', onClientGone)
             upstream.abort(new Error('done'))
-            release?.()
             const tokensIn = usage?.input ?? promptChars(ask.messages)
             const tokensOut = usage?.output ?? outChars
-            limits.spend(key, tokensIn + tokensOut)
+            // Counted before the slot is freed and the answer ends, so the user's next call
+            // sees this one's tokens, on any node.
+            await budget.spend(key, tokensIn + tokensOut).catch((e: unknown) => {
+              const cause = (e as { cause?: unknown } | null)?.cause
+              log.error(
+                { ...who, tokens: tokensIn + tokensOut, err: e, cause },
+                'ai usage not counted',
+              )
+            })
+            release?.()
             const line: Record<string, unknown> = {
               ...who,
               model,
@@ -194,7 +207,8 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
               } catch {
                 // already cancelled
               }
-          })
+          }
+          void pump().then(finish, finish)
         },
         cancel() {
           onClientGone()

@@ -113,6 +113,22 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005_file_counts': { up: fileCountsUp },
   // Keyword search through text indexes: terms of 1-2 characters, trigrams for longer ones.
   '0006_material_search': { up: materialSearchUp },
+  // The AI budget's daily counts, shared by every node on the database.
+  '0007_ai_usage': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('ai_usage')
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('tokens', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('ai_usage_pk', ['subject', 'day'])
+        .execute()
+      await db.schema.createIndex('ai_usage_day_idx').on('ai_usage').column('day').execute()
+    },
+    async down(db: AnyDb) {
+      await db.schema.dropTable('ai_usage').execute()
+    },
+  },
 }
 
 const migrationProvider: MigrationProvider = {

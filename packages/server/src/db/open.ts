@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path'
 import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
 import type { Pool } from 'pg'
 import { UeError } from '../shared/errors.js'
+import { createAiUsageStore } from './ai-usage.js'
 import { guarded } from './errors.js'
 import { createFileIndex } from './file-index.js'
 import { createMaterialRepository } from './material-repo.js'
@@ -168,6 +169,7 @@ function storeOver(
     dialect,
     files: createFileIndex(db, snapshots),
     materials: createMaterialRepository(db, snapshots),
+    aiUsage: createAiUsageStore(db),
     ping: () => guarded(async () => void (await sql`select 1`.execute(db))),
     migrate: () => migrateToLatest(db),
     close: () => {

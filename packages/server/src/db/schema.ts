@@ -75,6 +75,15 @@ export interface MaterialTermCountsTable {
   n: number
 }
 
+/** Tokens one AI caller (`user:<id>`, or `anonymous:<address>`) used on one UTC day. */
+export interface AiUsageTable {
+  subject: string
+  /** `YYYY-MM-DD`, UTC. */
+  day: string
+  /** bigint: PostgreSQL answers it as a string. */
+  tokens: number | string
+}
+
 export interface DbSchema {
   fileCounts: FileCountsTable
   materialTerms: MaterialTermsTable
@@ -82,6 +91,7 @@ export interface DbSchema {
   files: FilesTable
   categories: CategoriesTable
   materials: MaterialsTable
+  aiUsage: AiUsageTable
 }
 
 export type FileRow = Selectable<FilesTable>

@@ -1,4 +1,5 @@
 import type { Category, Page, StorageKey } from '../shared/types.js'
+import type { AiUsageStore } from './ai-usage.js'
 import type { MaterialRepository } from './material-repo.js'
 
 export interface FileEntry {
@@ -65,6 +66,7 @@ export interface MetadataStore {
   readonly dialect: 'sqlite' | 'postgres'
   readonly files: FileIndex
   readonly materials: MaterialRepository
+  readonly aiUsage: AiUsageStore
   /** One trivial query: resolves when the database answers, fails with UE_INDEX_FAILED if not. */
   ping(): Promise<void>
   /** Returns the names of the migrations this call ran (empty when already up to date). */

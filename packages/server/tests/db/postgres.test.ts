@@ -3,6 +3,7 @@ import { after, describe, test } from 'node:test'
 import { openMetadataStore } from '../../src/db/open.js'
 import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
+import { aiUsageContract } from '../contracts/ai-usage.contract.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
 import { blob, png } from '../helpers/fixtures.js'
@@ -30,6 +31,7 @@ if ('unavailable' in lane) {
   }
   fileIndexContract('postgres', open, openNodes)
   materialRepositoryContract('postgres', open)
+  aiUsageContract('postgres', openNodes)
 
   describe('PostgreSQL metadata store', () => {
     test('reports the postgres dialect and keeps entries across close and reopen', async () => {
@@ -43,6 +45,7 @@ if ('unavailable' in lane) {
         '0004_files_key_bytes',
         '0005_file_counts',
         '0006_material_search',
+        '0007_ai_usage',
       ])
       const added = await first.files.add({
         key: '2025/01/02/kept.png' as never,

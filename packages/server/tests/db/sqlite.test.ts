@@ -9,6 +9,7 @@ import { builtinSqliteAvailable } from '../../src/db/sqlite-builtin.js'
 import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { StorageKey } from '../../src/shared/types.js'
+import { aiUsageContract } from '../contracts/ai-usage.contract.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
 import { skipOrFail } from '../helpers/postgres.js'
@@ -49,6 +50,7 @@ for (const engine of applicable) {
   }
   fileIndexContract(`sqlite (${engine})`, open, openNodes)
   materialRepositoryContract(`sqlite (${engine})`, open)
+  aiUsageContract(`sqlite (${engine})`, openNodes)
   storeTests(engine)
 }
 

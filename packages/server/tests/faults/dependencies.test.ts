@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import { promisify } from 'node:util'
+import { startAiUpstream } from '../helpers/ai-upstream.js'
+import { ALICE, bearer, TOKENS } from '../helpers/auth.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
 import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
@@ -220,4 +222,42 @@ test('on a full disk uploads are refused readably, nothing partial is left, read
   const stored = await upload(srv, document, 'big.txt', 'file')
   assert.equal(stored.body.state, 'SUCCESS')
   assert.equal((await srv.storedFiles()).length, 1)
+})
+
+test('with PostgreSQL stopped an AI call under a daily budget is refused readably and never reaches the upstream', async (t) => {
+  const lane = await startPostgresLane()
+  if ('unavailable' in lane) return skipOrFail(t, lane.unavailable)
+  const { cluster } = lane
+  t.after(() => cluster.stop())
+  const upstream = await startAiUpstream(t)
+  const srv = await startTestServer(t, {
+    index: {
+      driver: 'postgres',
+      url: await cluster.createDatabase(),
+      poolSize: 2,
+      connectTimeoutMs: 2000,
+      queryTimeoutMs: 3000,
+    },
+    auth: { tokens: TOKENS },
+    ai: { baseUrl: upstream.baseUrl, apiKey: 'sk-test-model-key', model: 'test-model' },
+  })
+  const ask = async () => {
+    const res = await fetch(srv.action('ai'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer(ALICE) },
+      body: JSON.stringify({ prompt: 'hello' }),
+      signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
+    })
+    return { status: res.status, text: await res.text() }
+  }
+  assert.match((await ask()).text, /"type":"end"/)
+  assert.equal(upstream.requests.length, 1)
+
+  await cluster.pause()
+  // The budget cannot be read, so the call is refused rather than let through unmetered.
+  const refused = await ask()
+  assert.equal(refused.status, 200)
+  assert.match(refused.text, /"code":"UE_INDEX_FAILED"/)
+  assert.equal(upstream.requests.length, 1)
+  await cluster.resume()
 })

@@ -242,6 +242,36 @@ describe('the AI action', () => {
     assert.deepEqual(bob.at(-1), { type: 'end', data: '' })
   })
 
+  test('the daily token budget is shared by two nodes on one database and outlives a restart', async (t) => {
+    const { srv: first, upstream } = await setup(t, { dailyTokens: 30 })
+    upstream.usage = { prompt_tokens: 20, completion_tokens: 15 }
+    const index = first.ue.config.index
+    assert.equal(index.driver, 'sqlite')
+    const node = () =>
+      startTestServer(t, {
+        auth: { tokens: TOKENS },
+        ai: { baseUrl: upstream.baseUrl, apiKey: MODEL_KEY, model: 'test-model', dailyTokens: 30 },
+        index,
+      })
+    const second = await node()
+    assert.deepEqual(events(await (await ask(first, modstart)).text()).at(-1), {
+      type: 'end',
+      data: '',
+    })
+    // The other node has never seen this user in its own memory.
+    const [onSecond] = events(await (await ask(second, modstart)).text()) as { code: string }[]
+    assert.equal(onSecond?.code, 'UE_AI_BUDGET_EXCEEDED')
+    await first.close()
+    const restarted = await node()
+    const [afterRestart] = events(await (await ask(restarted, modstart)).text()) as {
+      code: string
+    }[]
+    assert.equal(afterRestart?.code, 'UE_AI_BUDGET_EXCEEDED')
+    assert.equal(upstream.requests.length, 1)
+    const bob = events(await (await ask(restarted, modstart, bearer(BOB))).text())
+    assert.deepEqual(bob.at(-1), { type: 'end', data: '' })
+  })
+
   test('a client that disconnects aborts the upstream request at once', async (t) => {
     const { srv, upstream, log } = await setup(t)
     upstream.mode = 'drip'
