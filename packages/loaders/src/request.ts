@@ -21,7 +21,10 @@ export function requestSettings(o: LoaderOptions): RequestSettings {
 
 function readStoredToken(key: string): string | null {
   try {
-    return globalThis.localStorage?.getItem(key) ?? null
+    // Through `window`: a page's storage. Node 25+ has a `localStorage` global of its own that
+    // warns when read without `--localstorage-file`, and a server-side render has no token.
+    const page = (globalThis as { window?: { localStorage?: Storage } }).window
+    return page?.localStorage?.getItem(key) ?? null
   } catch {
     // Storage can throw (privacy mode, sandboxed iframes): no token then.
     return null

@@ -130,8 +130,8 @@ describe('rule 3: the Bearer token', () => {
 
   test('is read from localStorage access_token by default, under a configurable key', async () => {
     const store: Record<string, string> = { access_token: 'from-storage', other: 'other-token' }
-    const g = globalThis as { localStorage?: unknown }
-    g.localStorage = { getItem: (k: string) => store[k] ?? null }
+    const g = globalThis as { window?: unknown }
+    g.window = { localStorage: { getItem: (k: string) => store[k] ?? null } }
     try {
       const { fetch, calls } = fakeFetch(json(PAGE))
       await createStyleLoader({ fetch })()
@@ -139,7 +139,32 @@ describe('rule 3: the Bearer token', () => {
       assert.equal(calls[0]?.headers.authorization, 'Bearer from-storage')
       assert.equal(calls[1]?.headers.authorization, 'Bearer other-token')
     } finally {
-      delete g.localStorage
+      delete g.window
+    }
+  })
+})
+
+describe('the default token getter outside a page', () => {
+  test('without a window it reads no global localStorage, and sends no token', async () => {
+    const g = globalThis as { window?: unknown }
+    const saved = Object.getOwnPropertyDescriptor(globalThis, 'localStorage')
+    let reads = 0
+    Object.defineProperty(globalThis, 'localStorage', {
+      configurable: true,
+      get: () => {
+        reads++
+        return { getItem: () => 'server-side-token' }
+      },
+    })
+    try {
+      assert.equal(g.window, undefined)
+      const { fetch, calls } = fakeFetch(json(PAGE))
+      await createStyleLoader({ fetch })()
+      assert.equal(reads, 0)
+      assert.equal('authorization' in (calls[0]?.headers ?? {}), false)
+    } finally {
+      if (saved) Object.defineProperty(globalThis, 'localStorage', saved)
+      else delete (globalThis as { localStorage?: unknown }).localStorage
     }
   })
 })
