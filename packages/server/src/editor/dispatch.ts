@@ -66,6 +66,8 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
 
   return async (request) => {
     const started = performance.now()
+    // Every line logged for this request, by its action or its refusal, carries its id.
+    const log = requestLogger(deps.log, request)
     const url = urlOf(request)
     const actions = url.searchParams.getAll('action')
     const def = actions.length === 1 ? deps.table.get(actions[0] as string) : undefined
@@ -118,8 +120,7 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       const method = request.method === 'HEAD' ? 'GET' : request.method
       const allowed = READS.has(def.kind) || (def.kind === 'catch' && jsonp) ? 'GET' : 'POST'
       if (method !== allowed) throw new UeError('UE_METHOD_NOT_ALLOWED')
-      // What the action logs carries this request's id.
-      const actionDeps: EditorDeps = { ...deps, log: requestLogger(deps.log, request) }
+      const actionDeps: EditorDeps = { ...deps, log }
       if (def.kind === 'ai') {
         const answer = await handleAi({ request, url, deps: actionDeps, actor })
         recordAnswer(metrics, def, started, {})
@@ -138,7 +139,6 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       recordAnswer(metrics, def, started, { result })
       return jsonp ? jsonpResponse(callback ?? '', result) : jsonResponse(result)
     } catch (e) {
-      const log = requestLogger(deps.log, request)
       if (isUeError(e)) {
         if (e.status >= 500) log.error({ err: e, cause: e.cause }, 'editor action failed')
         else log.debug(refusalDetails(def, e, config), 'editor request refused')
