@@ -7,10 +7,10 @@ const ue = await createUeditorServer()
 const app = express()
 
 // The app's own auth runs first; the `authorize` hook can read `req.user` through `host.user`.
-// The UEditor mounts come before any body parser: they stream the body themselves.
-app.use(ue.config.routes.editor, ueditorExpress(ue.editor))
-app.use(ue.config.routes.files, ueditorExpress(ue.files))
-app.use(ue.config.routes.materials, ueditorExpress(ue.materials))
+// One mount serves every path the editor is told about (endpoint, files, formula images,
+// materials, loaders) and passes the rest on. It comes before any body parser: it streams the
+// body itself.
+app.use(ueditorExpress(ue))
 
 // The rest of the app, with its parsers.
 app.use(express.json())

@@ -6,11 +6,10 @@ import Fastify from 'fastify'
 const ue = await createUeditorServer()
 const app = Fastify()
 
-// Each plugin is encapsulated: it leaves bodies unparsed inside its prefix only, so the app's
-// own routes keep Fastify's JSON parser.
-await app.register(ueditorFastify(ue.editor), { prefix: ue.config.routes.editor })
-await app.register(ueditorFastify(ue.files), { prefix: ue.config.routes.files })
-await app.register(ueditorFastify(ue.materials), { prefix: ue.config.routes.materials })
+// One plugin registers every path the editor is told about (endpoint, files, formula images,
+// materials, loaders). It is encapsulated: it leaves bodies unparsed on its own routes only, so
+// the app's routes keep Fastify's JSON parser.
+await app.register(ueditorFastify(ue))
 
 app.post('/api/echo', async (request) => request.body)
 app.addHook('onClose', () => ue.close())

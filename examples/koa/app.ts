@@ -6,11 +6,11 @@ import Koa from 'koa'
 const ue = await createUeditorServer()
 const app = new Koa()
 
-// Mounted before any body parser (koa-bodyparser and the like); `ctx.state.user` set by the
-// app's auth earlier reaches the `authorize` hook as `host.user`.
-app.use(ueditorKoa(ue.editor, { path: ue.config.routes.editor }))
-app.use(ueditorKoa(ue.files, { path: ue.config.routes.files }))
-app.use(ueditorKoa(ue.materials, { path: ue.config.routes.materials }))
+// One mount serves every path the editor is told about (endpoint, files, formula images,
+// materials, loaders) and passes the rest on. Mounted before any body parser (koa-bodyparser
+// and the like); `ctx.state.user` set by the app's auth earlier reaches the `authorize` hook as
+// `host.user`.
+app.use(ueditorKoa(ue))
 
 app.use(async (ctx) => {
   ctx.body = { app: 'koa' }

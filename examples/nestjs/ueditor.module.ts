@@ -4,6 +4,7 @@ import {
   type MiddlewareConsumer,
   Module,
   type NestModule,
+  RequestMethod,
 } from '@nestjs/common'
 import type { UeditorServer } from '@ueditor-backend/server'
 import { ueditorExpress } from '@ueditor-backend/server/express'
@@ -11,10 +12,11 @@ import { ueditorExpress } from '@ueditor-backend/server/express'
 const UEDITOR = Symbol('UEDITOR')
 
 /**
- * Mounts the editor backend in a NestJS app on the Express platform. Nest registers its body
- * parsers before any module middleware, so create the app with `{ bodyParser: false }` (and
- * add parsers to your own routes), or the materials API's JSON bodies arrive already read
- * (`UE_BODY_CONSUMED`).
+ * Mounts the editor backend in a NestJS app on the Express platform: one middleware serves every
+ * path the editor is told about (endpoint, files, formula images, materials, loaders) and passes
+ * the rest on to Nest. Nest registers its body parsers before any module middleware, so create
+ * the app with `{ bodyParser: false }` (and add parsers to your own routes), or the materials
+ * API's JSON bodies arrive already read (`UE_BODY_CONSUMED`).
  */
 @Module({})
 export class UeditorModule implements NestModule {
@@ -29,10 +31,6 @@ export class UeditorModule implements NestModule {
   constructor(@Inject(UEDITOR) private readonly ue: UeditorServer) {}
 
   configure(consumer: MiddlewareConsumer): void {
-    const { routes } = this.ue.config
-    const at = (path: string) => [path, `${path}/*path`]
-    consumer.apply(ueditorExpress(this.ue.editor)).forRoutes(...at(routes.editor))
-    consumer.apply(ueditorExpress(this.ue.files)).forRoutes(...at(routes.files))
-    consumer.apply(ueditorExpress(this.ue.materials)).forRoutes(...at(routes.materials))
+    consumer.apply(ueditorExpress(this.ue)).forRoutes({ path: '*path', method: RequestMethod.ALL })
   }
 }

@@ -4,20 +4,14 @@ import { createUeditorServer } from '@ueditor-backend/server'
 import { toNodeHandler } from '@ueditor-backend/server/node'
 
 const ue = await createUeditorServer()
-const editor = toNodeHandler(ue.editor)
-const files = toNodeHandler(ue.files)
-const materials = toNodeHandler(ue.materials)
-const { routes } = ue.config
-const under = (url: string, path: string) =>
-  url === path || url.startsWith(`${path}/`) || url.startsWith(`${path}?`)
 
-const server = createServer((req, res) => {
-  const url = req.url ?? '/'
-  if (under(url, routes.editor)) return editor(req, res)
-  if (under(url, routes.files)) return files(req, res)
-  if (under(url, routes.materials)) return materials(req, res)
-  res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"app":"node"}')
-})
+// Every path the editor is told about (endpoint, files, formula images, materials, loaders) goes
+// to the editor backend; every other request to the app.
+const server = createServer(
+  toNodeHandler(ue, (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"app":"node"}')
+  }),
+)
 server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
   const address = server.address()
   if (address && typeof address === 'object')

@@ -7,6 +7,7 @@ export type {
   MaterialRecord,
   MaterialRepository,
 } from './db/material-repo.js'
+export type { MountableServer, Mounts } from './http/mounts.js'
 export { type BridgeOptions, type NodeHandler, serveNode, toNodeHandler } from './http/node.js'
 export { createUeditorServer, type UeditorOptions, type UeditorServer } from './server.js'
 export { CODES, UeError, type UeErrorCode } from './shared/errors.js'

@@ -21,6 +21,7 @@ import { createAssetServer, loaderAssets } from './http/assets.js'
 import { clientAddress, parseTrustedProxies } from './http/client-address.js'
 import { withCors } from './http/cors.js'
 import { createMetricsEndpoint } from './http/metrics-endpoint.js'
+import type { Mounts } from './http/mounts.js'
 import { type NodeHandler, toNodeHandler } from './http/node.js'
 import { observe } from './http/observe.js'
 import { createReadiness, type ReadinessCheck } from './http/readiness.js'
@@ -89,6 +90,12 @@ export interface UeditorServer {
   readonly metrics: FetchHandler
   /** Everything by path, as the standalone server serves it. */
   readonly fetch: FetchHandler
+  /**
+   * The paths `fetch` answers, the static site aside: the editor, stored files, materials, the
+   * loader files, formula images, metrics and health. The one-line mounts
+   * (`ueditorExpress(ue)`, …) answer these and hand every other path to the host app.
+   */
+  readonly mounts: Mounts
   /** `fetch` as a node:http request listener. */
   readonly node: NodeHandler
   /**
@@ -225,6 +232,18 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const assets = createAssetServer(assetMap)
   const metricsPath = config.metrics.enabled ? config.metrics.path : undefined
   const metricsEndpoint = createMetricsEndpoint(metrics, config.metrics.token)
+  const mounts: Mounts = {
+    exact: [
+      editorPath,
+      `${editorPath}/`,
+      '/healthz',
+      '/readyz',
+      ...assetMap.keys(),
+      ...(metricsPath ? [metricsPath] : []),
+      ...(formula ? [`${formulaPath}.svg`, `${formulaPath}.png`] : []),
+    ],
+    prefixes: [filesPrefix, materialsPrefix],
+  }
   const isFormula = (pathname: string) =>
     formula !== null && (pathname === `${formulaPath}.svg` || pathname === `${formulaPath}.png`)
   const routeOf = (pathname: string): string => {
@@ -308,6 +327,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       }),
     metrics: entry(observed(whileOpen(metricsEndpoint), 'metrics')),
     fetch: everything,
+    mounts,
     node: toNodeHandler(everything),
     stopAccepting() {
       closing = true

@@ -1,15 +1,22 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { FetchHandler } from '../shared/types.js'
+import { isMountableServer, type MountableServer } from './mounts.js'
 import { serveNode } from './node.js'
 
 /**
- * A Fastify plugin in front of one handler of `createUeditorServer`:
- * `app.register(ueditorFastify(ue.editor), { prefix: '/ueditor' })`. It is encapsulated: inside
- * it, every content type is left unparsed (the core streams and limits bodies itself), while
- * the rest of the app keeps its own parsers. The `authorize` hook gets
- * `{ framework: 'fastify', request, user: request.user }`.
+ * A Fastify plugin for the editor backend. It is encapsulated: inside it, every content type is
+ * left unparsed (the core streams and limits bodies itself), while the rest of the app keeps its
+ * own parsers. The `authorize` hook gets `{ framework: 'fastify', request, user: request.user }`.
+ *
+ * - `app.register(ueditorFastify(ue))`, with the server itself and no prefix: registers a route
+ *   for every path it serves at the configured routes (`ue.mounts`). A path the app declared
+ *   before keeps the app's route.
+ * - `app.register(ueditorFastify(ue.editor), { prefix: '/ueditor' })`, with one handler: answers
+ *   the prefix and every path under it.
  */
-export function ueditorFastify(handler: FetchHandler): FastifyPluginAsync {
+export function ueditorFastify(target: FetchHandler | MountableServer): FastifyPluginAsync {
+  const server = isMountableServer(target) ? target : undefined
+  const handler = server ? server.fetch : (target as FetchHandler)
   return async (fastify) => {
     fastify.removeAllContentTypeParsers()
     fastify.addContentTypeParser('*', (_request, _payload, done) => done(null))
@@ -23,7 +30,13 @@ export function ueditorFastify(handler: FetchHandler): FastifyPluginAsync {
         },
       })
     }
-    fastify.all('/', route)
-    fastify.all('/*', route)
+    const paths = server
+      ? [...server.mounts.exact, ...server.mounts.prefixes.map((p) => `${p}*`)]
+      : ['/', '/*']
+    for (const url of paths) {
+      // Also skips `/ueditor/` where the app ignores trailing slashes and `/ueditor` covers it.
+      if (server && fastify.hasRoute({ url, method: 'GET' })) continue
+      fastify.all(url, route)
+    }
   }
 }

@@ -8,6 +8,7 @@ import type { ConnectionInfo, HostContext } from '../shared/request-info.js'
 import { errorParts } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
 import { lazyRequest } from './lazy-request.js'
+import { isMountableServer, isMounted, type MountableServer } from './mounts.js'
 import { type DrainLimits, drainLimitsOf, NodeRequestBody } from './request-body-node.js'
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void
@@ -23,12 +24,28 @@ export interface BridgeOptions {
 }
 
 /**
- * A node:http request listener in front of a `Request -> Response` handler (`ue.editor`,
- * `ue.materials`, `ue.files`, `ue.fetch`), for a plain node:http server or any host that hands
- * out `(req, res)`. See `serveNode` for what it guarantees.
+ * A node:http request listener for a plain node:http server or any host that hands out
+ * `(req, res)`. See `serveNode` for what it guarantees.
+ *
+ * - `toNodeHandler(ue, rest)`, with the server itself: answers every path it serves at the
+ *   configured routes (`ue.mounts`) and hands every other request to `rest` (without `rest`,
+ *   it answers everything, as `ue.node` does).
+ * - `toNodeHandler(ue.editor)`, with one handler (`ue.editor`, `ue.files`, `ue.materials`,
+ *   `ue.fetch`): answers every request it is given.
  */
-export function toNodeHandler(handler: FetchHandler): NodeHandler {
+export function toNodeHandler(server: MountableServer, rest?: NodeHandler): NodeHandler
+export function toNodeHandler(handler: FetchHandler): NodeHandler
+export function toNodeHandler(
+  target: FetchHandler | MountableServer,
+  rest?: NodeHandler,
+): NodeHandler {
+  const server = isMountableServer(target) ? target : undefined
+  const handler = server ? server.fetch : (target as FetchHandler)
   return (req, res) => {
+    if (server && rest && !isMounted(server.mounts, req.url ?? '/')) {
+      rest(req, res)
+      return
+    }
     void serveNode(handler, req, res, { host: { framework: 'node', request: req } })
   }
 }

@@ -7,8 +7,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { MP4, png } from '../helpers/fixtures.js'
-import type { Part } from '../helpers/multipart.js'
+import { type AiUpstream, startAiUpstream } from '../helpers/ai-upstream.js'
+import { MP3, MP4, PDF, png } from '../helpers/fixtures.js'
+import { multipartBody, type Part } from '../helpers/multipart.js'
+import { type OriginServer, originImages, startOriginServer } from '../helpers/origin-server.js'
 import { type EditorAnswer as Answer, postFrom } from '../helpers/post-from.js'
 
 // Tests run from packages/server/dist/tests/http; the examples build to examples/dist.
@@ -22,6 +24,19 @@ interface Example {
   dataDir: string
 }
 
+// An image origin for `catch` and an AI upstream, shared by every example app.
+const cleanups: (() => Promise<void>)[] = []
+let origin: OriginServer
+let upstream: AiUpstream
+before(async () => {
+  const t = { after: (fn: () => Promise<void>) => void cleanups.push(fn) }
+  origin = await startOriginServer(t, await originImages())
+  upstream = await startAiUpstream(t)
+})
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup()
+})
+
 /** Starts `examples/<name>/app.ts` as its own process on 127.0.0.1:0, as a user would. */
 async function startExample(name: string): Promise<Example> {
   const dataDir = await mkdtemp(join(tmpdir(), `ueditor-example-${name}-`))
@@ -32,6 +47,8 @@ async function startExample(name: string): Promise<Example> {
       logLevel: 'silent',
       limits: { uploadsPerMinute: UPLOADS_PER_MINUTE, minFreeBytes: 0 },
       editor: { videoMaxSize: 200 * 1024 * 1024 },
+      catcher: { allowHosts: [origin.host] },
+      ai: { baseUrl: upstream.baseUrl, apiKey: 'sk-example-apps-key-0123456789', model: 'm' },
     }),
   )
   const child = spawn(process.execPath, [join(EXAMPLES, name, 'app.js')], {
@@ -84,6 +101,203 @@ function rss(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1]
   return Number(kb) * 1024
+}
+
+interface Sent {
+  status: number
+  type: string
+  body: Buffer
+}
+
+interface SendInit {
+  method?: string
+  headers?: Record<string, string>
+  body?: Buffer | string
+  /** The loopback address to send from: each is a client with its own upload allowance. */
+  from?: string
+}
+
+/** One request, answered whole. */
+function send(url: string, init: SendInit = {}): Promise<Sent> {
+  const target = new URL(url)
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method: init.method ?? 'GET',
+        localAddress: init.from ?? '127.0.0.5',
+        headers: init.headers ?? {},
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c) => chunks.push(c))
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            type: String(res.headers['content-type'] ?? ''),
+            body: Buffer.concat(chunks),
+          }),
+        )
+      },
+    )
+    req.on('error', reject)
+    req.end(init.body)
+  })
+}
+
+/** An answer of the editor endpoint: HTTP 200, JSON, with a `state` (never the host app's). */
+async function editorAnswer(url: string, init?: SendInit) {
+  const res = await send(url, init)
+  assert.equal(res.status, 200, url)
+  assert.match(res.type, /^application\/json/, url)
+  const answer = JSON.parse(res.body.toString('utf8'))
+  assert.equal(typeof answer.state, 'string', `${url}: ${res.body}`)
+  return answer
+}
+
+/** A stored file as the editor resolves it: `*UrlPrefix` + the result's `url`, against the page. */
+interface StoredUrl {
+  url: string
+  /** The Content-Type it must be served with. */
+  type: RegExp
+}
+
+type ConfigAnswer = Record<string, unknown> & {
+  formulaConfig: { imageUrlTemplate: string }
+  ai: { driverConfig: { url: string } }
+}
+
+/**
+ * Every URL the config answer names, fetched through the app at `base` (the page's origin) with
+ * the editor endpoint at `serverUrl`: each action, the stored files of each `*UrlPrefix` (after
+ * an upload, a capture or a listing of that kind), the formula images, the AI dialog's URL, and
+ * the loaders the docs name. Each must be answered by the editor backend, not the host app.
+ */
+async function checkEveryNamedUrl(base: string, serverUrl: string, imageOrigin: OriginServer) {
+  const answer = await send(`${serverUrl}?action=config`)
+  assert.equal(answer.status, 200)
+  const config = JSON.parse(answer.body.toString('utf8')) as ConfigAnswer
+  const action = (key: string) => `${serverUrl}?action=${encodeURIComponent(String(config[key]))}`
+  // Each stored file comes from a client of its own, so the upload limit never gets in the way.
+  let clients = 10
+  const client = () => `127.0.0.${clients++}`
+
+  const actionKeys = Object.keys(config).filter((k) => k.endsWith('ActionName'))
+  assert.ok(actionKeys.length >= 9, actionKeys.join())
+  for (const key of actionKeys) await editorAnswer(action(key))
+
+  const upload = async (key: string, field: string, name: string, type: string, bytes: Buffer) => {
+    const { body, contentType } = multipartBody([
+      { name: String(config[field]), value: bytes, filename: name, contentType: type },
+    ])
+    const answer = await editorAnswer(action(key), {
+      method: 'POST',
+      headers: { 'Content-Type': contentType },
+      body,
+      from: client(),
+    })
+    assert.equal(answer.state, 'SUCCESS', `${key}: ${JSON.stringify(answer)}`)
+    return String(answer.url)
+  }
+  const form = (key: string, body: string) =>
+    editorAnswer(action(key), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body,
+      from: client(),
+    })
+  const scrawl = await form(
+    'scrawlActionName',
+    `${config.scrawlFieldName}=${encodeURIComponent(png(6, 6).toString('base64'))}`,
+  )
+  const captured = await form(
+    'catcherActionName',
+    `${config.catcherFieldName}[]=${encodeURIComponent(imageOrigin.url('/a.png'))}`,
+  )
+  assert.equal(captured.list[0]?.state, 'SUCCESS', JSON.stringify(captured))
+  const stored: Record<string, StoredUrl[]> = {
+    imageUrlPrefix: [
+      {
+        url: await upload('imageActionName', 'imageFieldName', 'a.png', 'image/png', png(4, 4)),
+        type: /^image\/png$/,
+      },
+    ],
+    snapscreenUrlPrefix: [
+      {
+        url: await upload('snapscreenActionName', 'imageFieldName', 'snap.png', 'image/png', png()),
+        type: /^image\/png$/,
+      },
+    ],
+    scrawlUrlPrefix: [{ url: scrawl.url, type: /^image\/png$/ }],
+    catcherUrlPrefix: [{ url: captured.list[0].url, type: /^image\/png$/ }],
+    videoUrlPrefix: [
+      {
+        url: await upload('videoActionName', 'videoFieldName', 'a.mp4', 'video/mp4', MP4),
+        type: /^video\/mp4$/,
+      },
+    ],
+    audioUrlPrefix: [
+      {
+        url: await upload('audioActionName', 'audioFieldName', 'a.mp3', 'audio/mpeg', MP3),
+        type: /^audio\/mpeg$/,
+      },
+    ],
+    fileUrlPrefix: [
+      {
+        url: await upload('fileActionName', 'fileFieldName', 'a.pdf', 'application/pdf', PDF),
+        type: /^application\/pdf$/,
+      },
+    ],
+  }
+  for (const [prefix, list, type] of [
+    ['imageManagerUrlPrefix', 'imageManagerActionName', /^image\//],
+    ['fileManagerUrlPrefix', 'fileManagerActionName', /./],
+  ] as const) {
+    const listed = await editorAnswer(`${action(list)}&start=0&size=100`)
+    assert.ok(listed.list.length >= 1, `${list} lists what was stored`)
+    stored[prefix] = listed.list.map((e: { url: string }) => ({ url: e.url, type }))
+  }
+  const prefixes = Object.keys(config).filter((k) => k.endsWith('UrlPrefix'))
+  assert.deepEqual(prefixes.sort(), Object.keys(stored).sort(), 'every *UrlPrefix has a check')
+  for (const prefix of prefixes)
+    for (const file of stored[prefix] ?? []) {
+      const url = new URL(`${config[prefix]}${file.url}`, `${base}/`).href
+      const served = await send(url)
+      assert.equal(served.status, 200, `${prefix}: ${url}`)
+      assert.match(served.type, file.type, `${prefix}: ${url}`)
+    }
+
+  const tex = encodeURIComponent('\\frac{1}{2}')
+  const formula = new URL(config.formulaConfig.imageUrlTemplate.replace('{}', tex), `${base}/`)
+  const svg = await send(formula.href)
+  assert.equal(svg.status, 200, formula.href)
+  assert.match(svg.type, /^image\/svg\+xml/, formula.href)
+  assert.match(svg.body.toString('utf8'), /<svg/)
+
+  const ai = new URL(config.ai.driverConfig.url, `${base}/`).href
+  const stream = await send(ai, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ systemPrompt: '翻译成英文', prompt: '你好' }),
+  })
+  assert.equal(stream.status, 200, ai)
+  assert.match(stream.type, /^text\/event-stream/, ai)
+  assert.match(stream.body.toString('utf8'), /"data":"Hello"/)
+
+  // The loaders and the designer page the docs name, and the operational paths.
+  for (const [path, type] of [
+    ['/materials/loaders.js', /^text\/javascript/],
+    ['/materials/loaders.iife.js', /^text\/javascript/],
+    ['/examples/designer.html', /^text\/html/],
+    ['/metrics', /^text\/plain; version=0\.0\.4/],
+    ['/readyz', /^application\/json/],
+  ] as const) {
+    const res = await send(`${base}${path}`)
+    assert.equal(res.status, 200, path)
+    assert.match(res.type, type, path)
+  }
 }
 
 const image = (): Part[] => [
@@ -194,6 +408,25 @@ for (const name of FRAMEWORKS) {
       const body = await res.json()
       assert.ok(body.items.length >= 1, 'the demo materials match')
       assert.ok(body.items.every((m: { name: string }) => m.name.includes('标题')))
+    })
+
+    test('serves every URL the config answer names: each action, each stored-file prefix, formula images, the AI dialog and the loaders', async () => {
+      await checkEveryNamedUrl(ex.url, `${ex.url}/ueditor`, origin)
+    })
+
+    test('passes every other path on to the app, whose own routes keep their body parsers', async () => {
+      const elsewhere = await send(`${ex.url}/elsewhere`)
+      assert.doesNotMatch(elsewhere.body.toString('utf8'), /UE_NOT_FOUND|"state"/)
+      if (name === 'koa' || name === 'node')
+        assert.deepEqual(JSON.parse(elsewhere.body.toString('utf8')), { app: name })
+      else {
+        const echo = await send(`${ex.url}/api/echo`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ hello: '世界' }),
+        })
+        assert.deepEqual(JSON.parse(echo.body.toString('utf8')), { hello: '世界' })
+      }
     })
 
     test('streams a 100 MB video to storage without holding it in memory', async () => {
