@@ -1,15 +1,19 @@
 import assert from 'node:assert/strict'
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { loadConfig } from '../../src/config/load.js'
 import { isUeError } from '../../src/shared/errors.js'
 import { bannerText, isPublicBind } from '../../src/standalone/banner.js'
 import { startServer } from '../../src/standalone/serve.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { startTestServer } from '../helpers/start-server.js'
+
+// Tests run from packages/server/dist/tests/http.
+const ROOT = new URL('../../../../../', import.meta.url)
 
 /** A site folder with a page, the editor's files, a dotfile, and a secret next to it. */
 async function siteFixture(t: { after(fn: () => Promise<void>): void }) {
@@ -196,4 +200,18 @@ test('only loopback binds count as private', () => {
     assert.equal(isPublicBind(host), false, host)
   for (const host of ['0.0.0.0', '::', '192.168.1.10', '10.0.0.1', 'example.com'])
     assert.equal(isPublicBind(host), true, host)
+})
+
+test('the README shows the first-run page exactly as examples/site/index.html has it', async () => {
+  const readme = await readFile(fileURLToPath(new URL('README.md', ROOT)), 'utf8')
+  const firstRun = readme.slice(readme.indexOf('### First run'))
+  const block = /\n( *)```html\n([\s\S]*?)\n\1```\n/.exec(firstRun)
+  assert.ok(block, 'the first-run section shows the page')
+  const indent = block[1] as string
+  const shown = (block[2] as string)
+    .split('\n')
+    .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
+    .join('\n')
+  const page = await readFile(fileURLToPath(new URL('examples/site/index.html', ROOT)), 'utf8')
+  assert.equal(`${shown}\n`, page)
 })
