@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { FetchHandler } from '../shared/types.js'
 import { isMountableServer, type MountableServer } from './mounts.js'
 import { serveNode } from './node.js'
@@ -34,9 +34,19 @@ export function ueditorFastify(target: FetchHandler | MountableServer): FastifyP
       ? [...server.mounts.exact, ...server.mounts.prefixes.map((p) => `${p}*`)]
       : ['/', '/*']
     for (const url of paths) {
-      // Also skips `/ueditor/` where the app ignores trailing slashes and `/ueditor` covers it.
-      if (server && fastify.hasRoute({ url, method: 'GET' })) continue
+      if (server && declared(fastify, url)) continue
       fastify.all(url, route)
     }
   }
+}
+
+/**
+ * Whether a GET of `url` already has a route: the app's own (which it keeps), or ours where the
+ * app ignores trailing slashes and `/ueditor` already covers `/ueditor/`. `findRoute` (Fastify
+ * 4.23+) matches as requests are matched; `hasRoute` only finds the exact declaration.
+ */
+function declared(fastify: FastifyInstance, url: string): boolean {
+  if (typeof fastify.findRoute === 'function')
+    return fastify.findRoute({ url, method: 'GET' }) !== null
+  return fastify.hasRoute({ url, method: 'GET' })
 }

@@ -193,6 +193,89 @@ for (const kind of ['express', 'koa', 'fastify'] as const) {
   })
 }
 
+/**
+ * A host app of each kind with the one-line mount, its own `/healthz` declared first, and an
+ * answer of its own (`app`) for every other path; Fastify ignores trailing slashes.
+ */
+async function hostWithOneMount(t: TestContext, kind: Host, ue: UeditorServer) {
+  if (kind === 'express') {
+    const app = express()
+    app.get('/healthz', (_req, res) => void res.send('app health'))
+    app.use(ueditorExpress(ue))
+    app.use((_req, res) => void res.send('app'))
+    return listen(t, createServer(app))
+  }
+  if (kind === 'koa') {
+    const app = new Koa()
+    app.use(async (ctx, next) => {
+      if (ctx.path === '/healthz') ctx.body = 'app health'
+      else await next()
+    })
+    app.use(ueditorKoa(ue))
+    app.use(async (ctx) => {
+      ctx.body = 'app'
+    })
+    return listen(t, createServer(app.callback()))
+  }
+  if (kind === 'fastify') {
+    const app = Fastify({ ignoreTrailingSlash: true })
+    app.get('/healthz', async () => 'app health')
+    await app.register(ueditorFastify(ue))
+    app.setNotFoundHandler(async () => 'app')
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    t.after(() => app.close())
+    return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  }
+  const handler = toNodeHandler(ue, (_req, res) => void res.end('app'))
+  return listen(
+    t,
+    createServer((req, res) => {
+      if (req.url === '/healthz') res.end('app health')
+      else handler(req, res)
+    }),
+  )
+}
+
+for (const kind of ['express', 'koa', 'fastify', 'node'] as const) {
+  test(`the one-line ${kind} mount serves the configured routes and leaves every other path to the app`, async (t) => {
+    const { ue } = await embedded(t, {
+      routes: { editor: '/cms/ue', files: '/cms/media', materials: '/cms/materials' },
+      formula: { path: '/cms/tex' },
+    })
+    const base = await hostWithOneMount(t, kind, ue)
+    const config = await (await fetch(`${base}/cms/ue?action=config`)).json()
+    assert.equal(config.imageActionName, 'image')
+    assert.equal(config.formulaConfig.imageUrlTemplate, '/cms/tex.svg?{}')
+    assert.equal(
+      (await (await fetch(`${base}/cms/ue/?action=config`)).json()).imageActionName,
+      'image',
+    )
+    const form = new FormData()
+    form.append('upfile', blob(png(), 'image/png'), 'a.png')
+    const up = await (
+      await fetch(`${base}/cms/ue?action=image`, { method: 'POST', body: form })
+    ).json()
+    assert.match(up.url, /^\/cms\/media\//)
+    const file = await fetch(`${base}${up.url}`)
+    assert.equal(file.headers.get('content-type'), 'image/png')
+    const svg = await fetch(`${base}/cms/tex.svg?${encodeURIComponent('x^2')}`)
+    assert.equal(svg.headers.get('content-type'), 'image/svg+xml; charset=utf-8')
+    const loaders = await fetch(`${base}/cms/materials/loaders.js`)
+    assert.equal(loaders.headers.get('content-type'), 'text/javascript; charset=utf-8')
+    assert.equal((await fetch(`${base}/readyz`)).status, 200)
+    // The defaults are not configured here, so they belong to the app; so do a path that only
+    // looks like ours before its dot segments are resolved, and the app's own /healthz.
+    for (const path of [
+      '/ueditor?action=config',
+      '/uploads/x.png',
+      '/formula.svg?x',
+      '/cms/media/../page',
+    ])
+      assert.equal(await (await fetch(`${base}${path}`)).text(), 'app', path)
+    assert.equal(await (await fetch(`${base}/healthz`)).text(), 'app health')
+  })
+}
+
 test('a trusted proxy’s X-Forwarded-For names the client the limits count against', async (t) => {
   const { ue } = await embedded(t, {
     limits: { uploadsPerMinute: 2, minFreeBytes: 0 },
