@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { FetchHandler } from '../shared/types.js'
-import { isMountableServer, type MountableServer } from './mounts.js'
+import { isMountableServer, isMounted, type MountableServer } from './mounts.js'
 import { serveNode } from './node.js'
 
 /**
@@ -21,6 +21,8 @@ export function ueditorFastify(target: FetchHandler | MountableServer): FastifyP
     fastify.removeAllContentTypeParsers()
     fastify.addContentTypeParser('*', (_request, _payload, done) => done(null))
     const route = async (request: FastifyRequest, reply: FastifyReply) => {
+      // The router matches `/uploads/../x` as written; the handlers would resolve it elsewhere.
+      if (server && !isMounted(server.mounts, request.raw.url ?? '/')) return reply.callNotFound()
       reply.hijack()
       await serveNode(handler, request.raw, reply.raw, {
         host: {
