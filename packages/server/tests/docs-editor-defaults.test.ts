@@ -6,8 +6,8 @@ import { isDeepStrictEqual } from 'node:util'
 import { SERVER_ONLY_EDITOR_KEYS } from '../src/config/editor-defaults.js'
 import { startTestServer } from './helpers/start-server.js'
 
-const configDoc = () =>
-  readFileSync(fileURLToPath(new URL('../../../../docs/config.md', import.meta.url)), 'utf8')
+const repoFile = (path: string) =>
+  readFileSync(fileURLToPath(new URL(`../../../../${path}`, import.meta.url)), 'utf8')
 
 /** The `| key | default |` rows of the "Editor keys" section, key → default cell. */
 function documentedDefaults(doc: string): Map<string, string> {
@@ -49,7 +49,7 @@ const sorted = (v: unknown) => (Array.isArray(v) ? [...v].sort() : v)
 test('the editor-key defaults in docs/config.md are what the config answer sends', async (t) => {
   const srv = await startTestServer(t)
   const answer = (await (await fetch(srv.action('config'))).json()) as Record<string, unknown>
-  const rows = documentedDefaults(configDoc())
+  const rows = documentedDefaults(repoFile('docs/config.md'))
   const serverOnly = new Set<string>(SERVER_ONLY_EDITOR_KEYS)
   assert.deepEqual(
     [...rows.keys()].filter((k) => !serverOnly.has(k)).sort(),
