@@ -269,7 +269,7 @@ export const ENV_VARS: readonly EnvVar[] = [
     name: 'UEDITOR_CATCHER_LOCAL_DOMAIN',
     paths: one('editor', 'catcherLocalDomain'),
     kind: 'list',
-    help: 'hosts never captured',
+    help: 'hosts never captured, comma-separated; set empty for none',
     emptyClears: true,
   },
   {

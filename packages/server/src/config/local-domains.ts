@@ -29,7 +29,7 @@ function urlPrefixes(editor: Editor): string[] {
  * (what the editor's `_src` holds, since results are the base plus the key verbatim) and as
  * the browser normalises it (lower case, no default port) for an image pasted from elsewhere.
  */
-export function urlHosts(url: string): string[] {
+function urlHosts(url: string): string[] {
   const written = /^(?:https?:)?\/\/([^/?#\s]+)/i.exec(url.trim())?.[1]
   if (!written) return []
   const authority = written.slice(written.lastIndexOf('@') + 1)
