@@ -7,6 +7,7 @@ import { type ResolvedMode, resolveAuthMode } from './auth/mode.js'
 import { failureThrottle } from './auth/throttle.js'
 import type { AuthorizeHook } from './auth/types.js'
 import { aiEnabled } from './config/ai-driver.js'
+import { crossOriginProblem } from './config/cross-origin.js'
 import { unknownEditorKeys } from './config/editor-keys.js'
 import { type LoadOptions, loadConfig, type ServerConfig } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
@@ -125,6 +126,9 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   })
   for (const unknown of unknownEditorKeys(config.editor, config.editorExtraKeys))
     log.warn({ key: unknown.key, suggestion: unknown.suggestion }, unknown.message)
+  const crossOrigin = crossOriginProblem(config)
+  if (crossOrigin)
+    log.warn({ relative: crossOrigin.relative }, `${crossOrigin.message}; ${crossOrigin.fix}`)
   const authSetup: AuthSetup = {
     settings: config.auth,
     mode: resolveAuthMode(config.auth, options.authorize !== undefined),

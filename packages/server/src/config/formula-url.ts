@@ -7,11 +7,29 @@ type Editor = ParsedServerConfig['editor']
  * pointed at `<formula.path>.svg?{}` on this server: absolute when `publicUrl` is, keeping any
  * path in front of `routes.files` (a reverse-proxy prefix). The client puts the URL-encoded TeX
  * in place of `{}`.
+ *
+ * While the template is this server's, the formula dialog is also switched to its `plain` mode
+ * (a local text box previewed through the template) unless the operator set `editorMode` or
+ * `editorLiveServer`: the editor's own default, `live`, embeds a third-party site in the dialog,
+ * which is blank offline and on any network that cannot reach it. The dialog reads
+ * `formulaConfig.editorMode`: `'live'` shows the embedded site, anything else the text box.
  */
 export function withFormulaRenderer(editor: Editor, cfg: ParsedServerConfig): Editor {
-  if (!cfg.formula.enabled || editor.formulaConfig?.imageUrlTemplate) return editor
-  const imageUrlTemplate = `${serverBase(cfg)}${cfg.formula.path}.svg?{}`
-  return { ...editor, formulaConfig: { ...editor.formulaConfig, imageUrlTemplate } }
+  if (!cfg.formula.enabled) return editor
+  const own = editor.formulaConfig ?? {}
+  const imageUrlTemplate = own.imageUrlTemplate ?? `${serverBase(cfg)}${cfg.formula.path}.svg?{}`
+  const ours = isOwnTemplate(imageUrlTemplate, cfg.formula.path)
+  const plain = ours && own.editorMode === undefined && own.editorLiveServer === undefined
+  return {
+    ...editor,
+    formulaConfig: { ...own, imageUrlTemplate, ...(plain ? { editorMode: 'plain' } : {}) },
+  }
+}
+
+/** A template that renders through this server's `<formula.path>.svg` or `.png`. */
+function isOwnTemplate(template: string, path: string): boolean {
+  const beforeQuery = template.split('?')[0] ?? ''
+  return beforeQuery.endsWith(`${path}.svg`) || beforeQuery.endsWith(`${path}.png`)
 }
 
 /** The origin (and reverse-proxy prefix) of this server when `publicUrl` is absolute, else "". */

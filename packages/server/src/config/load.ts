@@ -4,6 +4,7 @@ import { UeError } from '../shared/errors.js'
 import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import { pageKeyProblems, withAiDriver } from './ai-driver.js'
 import { withFormulaRenderer } from './formula-url.js'
+import { withOwnHosts } from './local-domains.js'
 import { ACTIVE_CONTENT_EXTS, type ParsedServerConfig, ServerConfigSchema } from './schema.js'
 
 /** The validated config with every derived path and URL filled in. */
@@ -27,6 +28,8 @@ interface EnvVar {
   paths: readonly (readonly string[])[]
   kind: Kind
   help: string
+  /** Set but empty means an empty list, not "not set". */
+  emptyClears?: true
 }
 
 const URL_PREFIX_KEYS = [
@@ -266,7 +269,8 @@ export const ENV_VARS: readonly EnvVar[] = [
     name: 'UEDITOR_CATCHER_LOCAL_DOMAIN',
     paths: one('editor', 'catcherLocalDomain'),
     kind: 'list',
-    help: 'hosts never captured',
+    help: 'hosts never captured, comma-separated; set empty for none',
+    emptyClears: true,
   },
   {
     name: 'UEDITOR_CATCHER_ALLOW_HOSTS',
@@ -529,7 +533,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
   const fromEnv: Record<string, unknown> = {}
   for (const v of ENV_VARS) {
     const raw = env[v.name]
-    if (raw === undefined || raw === '') continue
+    if (raw === undefined || (raw === '' && !v.emptyClears)) continue
     for (const path of v.paths) setPath(fromEnv, path, parseEnv(raw, v.kind))
   }
   if (env.UEDITOR_DATABASE_URL && !env.UEDITOR_INDEX_DRIVER)
@@ -563,10 +567,11 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
 
 export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConfig {
   const dataDir = resolve(cwd, cfg.dataDir)
+  const publicUrl = cfg.publicUrl ?? `${cfg.routes.files}/`
   return {
     ...cfg,
     dataDir,
-    publicUrl: cfg.publicUrl ?? `${cfg.routes.files}/`,
+    publicUrl,
     storage:
       cfg.storage.driver === 'local'
         ? { driver: 'local', root: resolve(dataDir, cfg.storage.root ?? 'uploads') }
@@ -577,9 +582,9 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
         : cfg.index,
     uploads: { ...cfg.uploads, tempDir: resolve(dataDir, cfg.uploads.tempDir ?? 'tmp') },
     site: cfg.site.dir ? { ...cfg.site, dir: resolve(cwd, cfg.site.dir) } : cfg.site,
-    editor: withAiDriver(
-      withFormulaRenderer(withStoredImageExts(cfg.editor, cfg.images), cfg),
-      cfg,
+    editor: withOwnHosts(
+      withAiDriver(withFormulaRenderer(withStoredImageExts(cfg.editor, cfg.images), cfg), cfg),
+      publicUrl,
     ),
     images: cfg.images.watermark
       ? {

@@ -1,10 +1,21 @@
 import { SERVER_ONLY_EDITOR_KEYS } from './editor-defaults.js'
-import type { EditorConfig } from './schema.js'
+import { browserLocalDomains } from './local-domains.js'
+import type { ParsedServerConfig } from './schema.js'
 
-/** The `action=config` body: every editor key except the backend-only ones. Never secrets. */
-export function publicEditorConfig(editor: EditorConfig): Record<string, unknown> {
+/**
+ * The `action=config` body: every editor key except the backend-only ones. Never secrets.
+ * `catcherLocalDomain` is the browser's version of the list (see `browserLocalDomains`).
+ */
+export function publicEditorConfig(
+  config: Pick<ParsedServerConfig, 'editor' | 'catcher' | 'http'>,
+): Record<string, unknown> {
   const hidden = new Set<string>(SERVER_ONLY_EDITOR_KEYS)
   const out: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(editor)) if (!hidden.has(key)) out[key] = value
+  for (const [key, value] of Object.entries(config.editor)) if (!hidden.has(key)) out[key] = value
+  out.catcherLocalDomain = browserLocalDomains(
+    config.editor.catcherLocalDomain,
+    config.catcher.allowHosts,
+    config.http.port,
+  )
   return out
 }

@@ -3,6 +3,7 @@ import { constants } from 'node:fs'
 import { access, mkdtemp, rm, stat, statfs } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { Readable } from 'node:stream'
+import { crossOriginProblem } from '../config/cross-origin.js'
 import { unknownEditorKeys } from '../config/editor-keys.js'
 import { loadConfig, type ServerConfig } from '../config/load.js'
 import { openMetadataStore, resolveSqliteEngine } from '../db/open.js'
@@ -72,6 +73,14 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
       fix: unknown.suggestion
         ? `rename it to ${unknown.suggestion}`
         : `remove it, or add it to editorExtraKeys`,
+    })
+  const crossOrigin = crossOriginProblem(config)
+  if (crossOrigin)
+    findings.push({
+      verdict: 'warn',
+      check: 'cross-origin',
+      message: crossOrigin.message,
+      fix: crossOrigin.fix,
     })
   if (isPublicBind(config.http.host))
     findings.push({

@@ -52,8 +52,9 @@ describe('the editor protocol as UEditor Plus speaks it', () => {
     const config = JSON.parse(text) as Record<string, unknown>
     const expected: Record<string, unknown> = { ...EDITOR_DEFAULTS }
     for (const key of SERVER_ONLY_EDITOR_KEYS) delete expected[key]
-    // The formula renderer is on by default: only its image URL is sent (docs/formula.md).
-    expected.formulaConfig = { imageUrlTemplate: '/formula.svg?{}' }
+    // The formula renderer is on by default: its image URL and the dialog's offline mode are
+    // sent (docs/formula.md).
+    expected.formulaConfig = { imageUrlTemplate: '/formula.svg?{}', editorMode: 'plain' }
     assert.deepEqual(config, expected)
     for (const [key, value] of Object.entries(config)) {
       if (key.endsWith('UrlPrefix')) assert.equal(typeof value, 'string', key)

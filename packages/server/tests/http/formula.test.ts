@@ -221,10 +221,13 @@ describe('formulaConfig in the config answer', () => {
     },
   }
 
-  test('points the editor at our renderer and leaves the page’s other formula settings alone', async (t) => {
+  test('points the editor at our renderer in the offline plain mode and leaves the page’s other formula settings alone', async (t) => {
     const srv = await startTestServer(t)
     const config = await (await fetch(srv.action('config'))).json()
-    assert.deepEqual(config.formulaConfig, { imageUrlTemplate: '/formula.svg?{}' })
+    assert.deepEqual(config.formulaConfig, {
+      imageUrlTemplate: '/formula.svg?{}',
+      editorMode: 'plain',
+    })
     const merged = clientMerge(PAGE, config).formulaConfig as typeof PAGE.formulaConfig
     assert.equal(merged.imageUrlTemplate, '/formula.svg?{}')
     assert.equal(merged.editorMode, 'plain')

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
@@ -88,4 +89,60 @@ test('the binary names the address in use and writes nothing', async (t) => {
     `ueditor-server cannot listen on 127.0.0.1:${port}: the port is in use. Stop the other server or choose another port (PORT, http.port); nothing was written.\n`,
   )
   assert.equal(existsSync(join(dir, 'data')), false)
+})
+
+const RELATIVE_URLS_WARNING =
+  'http.corsOrigins is set (the editor page is on another origin), but the config answer names ' +
+  'relative URLs: stored files (/uploads/), formulaConfig.imageUrlTemplate (/formula.svg?{}); ' +
+  "the browser resolves them against the page's origin, not this server's, so stored images " +
+  "break, formulas do not render and the AI dialog gets 404; set UEDITOR_PUBLIC_URL (publicUrl) to this server's " +
+  'absolute URL of stored files, such as https://ue.example.com/uploads/; the formula and AI ' +
+  'URLs follow it unless set on their own (docs/deploy.md)'
+
+/** Starts the binary, waits for its banner, stops it with SIGTERM; returns its stderr lines. */
+async function startAndStop(env: NodeJS.ProcessEnv): Promise<string[]> {
+  const main = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
+  const child = spawn(process.execPath, [main], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  const closed = new Promise<number | null>((resolve) => child.on('close', resolve))
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+      const listening = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr)
+      if (listening) resolve(listening[1] as string)
+    })
+    child.once('close', () => reject(new Error(`the server ended before listening:\n${stderr}`)))
+  })
+  // One answered request: the binary is past its start and handles SIGTERM.
+  assert.equal((await fetch(`${url}/healthz`)).status, 200)
+  child.kill('SIGTERM')
+  assert.equal(await closed, 0, stderr)
+  return stderr.split('\n')
+}
+
+test('a start with CORS origins and relative URLs in the config answer logs a warning naming them and the fix', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'ueditor-cors-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const base = { PORT: '0', UEDITOR_DATA_DIR: dir, UEDITOR_LOG_FORMAT: 'json' }
+  const cors = { ...base, UEDITOR_CORS_ORIGINS: 'https://www.example.com' }
+  const warnings = (lines: string[]) =>
+    lines
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: string; msg: string; relative?: string[] })
+      .filter((r) => r.level === 'warn')
+  assert.deepEqual(
+    warnings(await startAndStop(cors)).map((r) => [r.msg, r.relative]),
+    [
+      [
+        RELATIVE_URLS_WARNING,
+        ['stored files (/uploads/)', 'formulaConfig.imageUrlTemplate (/formula.svg?{})'],
+      ],
+    ],
+  )
+  const absolute = { ...cors, UEDITOR_PUBLIC_URL: 'https://ue.example.com/uploads/' }
+  assert.deepEqual(warnings(await startAndStop(absolute)), [])
+  assert.deepEqual(warnings(await startAndStop(base)), [])
 })

@@ -140,3 +140,30 @@ test('doctor writes, reads and deletes a probe in a reachable bucket, and fails 
   )
   assert.doesNotMatch(missing.stdout + missing.stderr, /S3RVER/)
 })
+
+test('doctor warns when CORS origins are set but the config answer names relative URLs, and not once publicUrl is absolute', async (t) => {
+  const dir = await tempDir(t)
+  const env = {
+    UEDITOR_DATA_DIR: join(dir, 'data'),
+    UEDITOR_CORS_ORIGINS: 'https://www.example.com',
+    UEDITOR_AI_BASE_URL: 'https://api.example.com/v1',
+    UEDITOR_AI_API_KEY: 'sk-doctor-test-0123456789',
+    UEDITOR_AI_MODEL: 'm',
+  }
+  const relative = await runCli(['doctor'], env, dir)
+  assert.equal(relative.code, 0, relative.stdout)
+  const found = lines(relative.stdout).filter((l) =>
+    /cross-origin|^ {6}fix: set UEDITOR_PUBLIC_URL/.test(l),
+  )
+  assert.deepEqual(found, [
+    "warn  cross-origin: http.corsOrigins is set (the editor page is on another origin), but the config answer names relative URLs: stored files (/uploads/), formulaConfig.imageUrlTemplate (/formula.svg?{}), ai.driverConfig.url (/ueditor?action=ai); the browser resolves them against the page's origin, not this server's, so stored images break, formulas do not render and the AI dialog gets 404",
+    "      fix: set UEDITOR_PUBLIC_URL (publicUrl) to this server's absolute URL of stored files, such as https://ue.example.com/uploads/; the formula and AI URLs follow it unless set on their own (docs/deploy.md)",
+  ])
+  const absolute = await runCli(
+    ['doctor'],
+    { ...env, UEDITOR_PUBLIC_URL: 'https://ue.example.com/uploads/' },
+    dir,
+  )
+  assert.equal(absolute.code, 0, absolute.stdout)
+  assert.doesNotMatch(absolute.stdout, /cross-origin/)
+})

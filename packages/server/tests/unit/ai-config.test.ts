@@ -25,7 +25,7 @@ describe('AI settings', () => {
     assert.equal(cfg.ai.apiKey, KEY)
     assert.deepEqual(cfg.ai.models, ['deepseek-reasoner'])
     assert.equal(cfg.ai.dailyTokens, 5000)
-    const browser = publicEditorConfig(cfg.editor)
+    const browser = publicEditorConfig(cfg)
     assert.deepEqual(browser.ai, {
       driver: 'ModStart',
       driverConfig: { url: '/ueditor?action=ai' },

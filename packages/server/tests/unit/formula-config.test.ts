@@ -8,7 +8,10 @@ describe('formula settings', () => {
     assert.equal(formula.enabled, true)
     assert.equal(formula.path, '/formula')
     assert.ok(formula.maxLength <= 5000 && formula.timeoutMs <= 10_000 && formula.maxMacros <= 1000)
-    assert.deepEqual(editor.formulaConfig, { imageUrlTemplate: '/formula.svg?{}' })
+    assert.deepEqual(editor.formulaConfig, {
+      imageUrlTemplate: '/formula.svg?{}',
+      editorMode: 'plain',
+    })
   })
 
   test('environment variables switch the renderer off and set its budget', () => {

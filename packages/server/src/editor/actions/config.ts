@@ -6,11 +6,11 @@ const cache = new WeakMap<object, SerialisedJson>()
 
 /** `action=config`: the complete public key set, built and serialised once per config object. */
 export async function handleConfig(ctx: ActionContext): Promise<SerialisedJson> {
-  const editor = ctx.deps.config.editor
-  let body = cache.get(editor)
+  const { config } = ctx.deps
+  let body = cache.get(config)
   if (!body) {
-    body = new SerialisedJson(publicEditorConfig(editor))
-    cache.set(editor, body)
+    body = new SerialisedJson(publicEditorConfig(config))
+    cache.set(config, body)
   }
   return body
 }
