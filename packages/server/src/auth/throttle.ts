@@ -11,8 +11,8 @@ import { clientKey } from './client-key.js'
  * - Per address (IPv6 per /64): past `perMinute` failures, its failing attempts are answered
  *   UE_AUTH_THROTTLED instead of UE_UNAUTHORIZED until the bucket refills.
  *
- * Both are least-recently-used maps with a cap, so a flood of addresses or credentials holds a
- * bounded amount of memory; an entry pushed out only means a repeat is checked once more.
+ * Both keep a capped number of recently failed keys, so a flood of addresses or credentials
+ * holds a bounded amount of memory; an entry dropped only means a repeat is checked once more.
  */
 export interface FailureThrottle {
   /** True while this credential (null: a malformed one) is refused unchecked from this address. */
@@ -51,31 +51,36 @@ export function failureThrottle(perMinute: number, now: () => number = Date.now)
   }
 }
 
-/** Token buckets of `capacity`, refilled evenly over a minute, in an LRU map of `max` keys. */
+/**
+ * Token buckets of `capacity`, refilled evenly over a minute, for at most `max` keys: two
+ * generations of half that each, the older dropped whole when the younger fills up. (Evicting
+ * one key at a time from a Map's front costs a walk over its deleted slots, quadratic under a
+ * flood of new keys.) A key in use again moves to the younger generation.
+ */
 function buckets(capacity: number, max: number, now: () => number) {
-  const map = new Map<string, { tokens: number; at: number }>()
+  let young = new Map<string, { tokens: number; at: number }>()
+  let old = new Map<string, { tokens: number; at: number }>()
   const perMs = capacity / 60_000
   const current = (key: string) => {
     const t = now()
-    const b = map.get(key)
+    const b = young.get(key) ?? old.get(key)
     if (!b) return { tokens: capacity, at: t }
     return { tokens: Math.min(capacity, b.tokens + (t - b.at) * perMs), at: t }
   }
   return {
-    size: () => map.size,
-    empty: (key: string) => map.has(key) && current(key).tokens < 1,
+    size: () => young.size + old.size,
+    empty: (key: string) => (young.has(key) || old.has(key)) && current(key).tokens < 1,
     /** Takes one token; false when there was none left. */
     spend(key: string): boolean {
       const b = current(key)
       const had = b.tokens >= 1
       b.tokens = Math.max(0, b.tokens - 1)
-      map.delete(key)
-      if (map.size >= max) {
-        // Least recently failed first (insertion order): the map cannot grow without bound.
-        const oldest = map.keys().next().value
-        if (oldest !== undefined) map.delete(oldest)
+      old.delete(key)
+      young.set(key, b)
+      if (young.size >= max / 2) {
+        old = young
+        young = new Map()
       }
-      map.set(key, b)
       return had
     },
   }
