@@ -25,7 +25,7 @@ const hook = (request: Request) => {
 }
 
 describe('cookie sessions in Chromium: another site’s page cannot write, the editor’s own pages can', () => {
-  test('a cross-site form post to delete is refused with UE_CROSS_SITE; same-origin and allowed-origin XHR uploads and deletes work', async (t) => {
+  test('a cross-site form post to delete is refused with UE_CROSS_SITE; same-origin XHR uploads and deletes work', async (t) => {
     const browser = await launchChromium(t)
     if (!browser) return
     const srv = await startTestServer(t, { delete: { enabled: true } }, { authorize: hook })
