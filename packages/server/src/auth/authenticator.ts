@@ -5,7 +5,7 @@ import { requestInfo } from '../shared/request-info.js'
 import { urlOf } from '../shared/request-url.js'
 import type { Logger } from '../shared/types.js'
 import { presentedCredential } from './credentials.js'
-import { jwtVerifier } from './jwt.js'
+import { jwtVerifier, KEYS_UNAVAILABLE } from './jwt.js'
 import type { ResolvedMode } from './mode.js'
 import { type TokenEntry, tokenTable, userTokens } from './static-tokens.js'
 import type { FailureThrottle } from './throttle.js'
@@ -72,29 +72,27 @@ export function createAuthenticator(
       // Mode none and nothing else to check: credentials are ignored, as before auth existed.
       if (mode === 'none' && !extra.checkInModeNone) return ANONYMOUS
       const presented = presentedCredential(request, url, channels)
-      if (presented !== null && throttle.blocked(address))
-        return refuse(
-          request,
-          'throttled',
-          typeof presented === 'string' ? 'unknown' : presented.channel,
-          address,
-        )
-      if (presented === 'malformed') {
-        throttle.fail(address)
-        return refuse(request, 'invalid', 'unknown', address)
-      }
       if (presented !== null) {
-        const grant = extraMatch(presented.token) ?? (await verify?.(presented.token)) ?? null
-        if (grant !== null) return { ...grant, channel: presented.channel }
-        // The hook decides from its own session when the credential is not ours.
-        if (mode !== 'hook') {
-          throttle.fail(address)
-          return refuse(request, 'invalid', presented.channel, address)
+        const token = presented === 'malformed' ? null : presented.token
+        const channel = presented === 'malformed' ? 'unknown' : presented.channel
+        // With the hook, a credential that is not ours is the hook's to judge: nothing counts.
+        const counted = mode !== 'hook'
+        // Checked first, so a valid credential is served whatever else came from its address;
+        // only one that keeps failing from there is refused without another check.
+        if (counted && throttle.spent(address, token))
+          return refuse(request, 'throttled', channel, address)
+        const verdict =
+          token === null ? null : (extraMatch(token) ?? (await verify?.(token)) ?? null)
+        if (verdict === KEYS_UNAVAILABLE) return refuse(request, 'invalid', channel, address)
+        if (verdict !== null && presented !== 'malformed')
+          return { ...verdict, channel: presented.channel }
+        if (counted) {
+          const throttled = throttle.fail(address, token)
+          return refuse(request, throttled ? 'throttled' : 'invalid', channel, address)
         }
       }
       if (mode === 'none') return ANONYMOUS
       if (mode === 'hook' && hook) {
-        if (throttle.blocked(address)) return refuse(request, 'throttled', 'hook', address)
         let user: Awaited<ReturnType<AuthorizeHook>>
         try {
           user = await hook(request, info?.host)
@@ -113,7 +111,9 @@ export function createAuthenticator(
   }
 }
 
-function modeVerifier(setup: AuthSetup): ((token: string) => Promise<Grant | null>) | null {
+function modeVerifier(
+  setup: AuthSetup,
+): ((token: string) => Promise<Grant | null | typeof KEYS_UNAVAILABLE>) | null {
   const { settings, log } = setup
   switch (setup.mode.mode) {
     case 'tokens': {

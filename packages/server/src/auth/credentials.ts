@@ -12,13 +12,17 @@ export interface ChannelOptions {
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i
+/** The scheme word alone: `Bearer`, `Bearer xyz`, `bearer  xyz`, but not `BearerX` or `Basic …`. */
+const BEARER_SCHEME = /^Bearer(?: |$)/i
 const RAW = /^[A-Za-z0-9._~+/-]+=*$/
 const MAX_TOKEN = 8192
 
 /**
  * The credential of a request: `Authorization: Bearer`, then the configured header, then the
- * configured query parameter. `malformed` when a channel is used but holds no usable token
- * (another scheme, an empty value, a repeated parameter): that counts as a failed attempt.
+ * configured query parameter. `malformed` when a channel is used but holds no usable token (a
+ * Bearer value with other characters, an empty value, a repeated parameter): that counts as a
+ * failed attempt. `Authorization` in another scheme (`Basic` from a site behind HTTP Basic) is
+ * not ours: it is skipped, and the other channels are read.
  */
 export function presentedCredential(
   request: Request,
@@ -26,7 +30,7 @@ export function presentedCredential(
   o: ChannelOptions,
 ): Presented | 'malformed' | null {
   const authorization = request.headers.get('authorization')
-  if (authorization !== null) {
+  if (authorization !== null && BEARER_SCHEME.test(authorization)) {
     const token = BEARER.exec(authorization)?.[1]
     return usable(token) ? { token, channel: 'authorization' } : 'malformed'
   }

@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose'
+import { USER_ID } from '../config/user-id.js'
 import type { Logger } from '../shared/types.js'
 import type { Grant } from './types.js'
 
@@ -12,14 +13,20 @@ export interface JwtOptions {
   clockToleranceSeconds: number
 }
 
-const SUBJECT = /^\P{Cc}{1,128}$/u
+/** A token that could not be checked because the key set could not be had: not its fault. */
+export const KEYS_UNAVAILABLE = 'keys-unavailable'
 
 /**
  * Verifies a JWT with jose: the algorithm list is pinned (HS256 for a secret, RS256/ES256 for a
  * JWKS unless configured), so `alg: none` and HS/RS confusion are refused; `exp` is required,
- * `nbf`, `iss` and `aud` are checked. `sub` is the user. Returns null for any bad token.
+ * `nbf`, `iss` and `aud` are checked. `sub` is the user, under the user-id rule of static tokens
+ * (no spaces, controls or bidi overrides to show in audit lines). Returns null for any bad token,
+ * `KEYS_UNAVAILABLE` when the JWKS could not be fetched.
  */
-export function jwtVerifier(o: JwtOptions, log: Logger): (token: string) => Promise<Grant | null> {
+export function jwtVerifier(
+  o: JwtOptions,
+  log: Logger,
+): (token: string) => Promise<Grant | null | typeof KEYS_UNAVAILABLE> {
   const algorithms = [
     ...(o.algorithms ?? (o.secret !== undefined ? ['HS256'] : ['RS256', 'ES256'])),
   ]
@@ -40,13 +47,19 @@ export function jwtVerifier(o: JwtOptions, log: Logger): (token: string) => Prom
         clockTolerance: o.clockToleranceSeconds,
         requiredClaims: ['exp', 'sub'],
       })
-      if (typeof payload.sub !== 'string' || !SUBJECT.test(payload.sub)) return null
+      if (typeof payload.sub !== 'string' || !USER_ID.test(payload.sub)) return null
       return { user: payload.sub, admin: grantsAdmin(payload, o.adminClaim) }
     } catch (e) {
       // A key set that cannot be fetched is our problem, not the caller's: say so once per try.
-      if (e instanceof errors.JWKSTimeout || !(e instanceof errors.JOSEError))
-        log.error({ err: e instanceof Error ? e.message : String(e) }, 'auth: JWKS unavailable')
-      return null
+      // (jose throws its plain JOSEError only for a key set answer that is not 200.)
+      const unavailable =
+        !(e instanceof errors.JOSEError) ||
+        e instanceof errors.JWKSTimeout ||
+        e instanceof errors.JWKSInvalid ||
+        e.code === errors.JOSEError.code
+      if (!unavailable) return null
+      log.error({ err: e instanceof Error ? e.message : String(e) }, 'auth: JWKS unavailable')
+      return KEYS_UNAVAILABLE
     }
   }
 }

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js'
 import { z } from 'zod'
 import { EDITOR_DEFAULTS, EDITOR_OPTION_NAMES } from './editor-defaults.js'
+import { USER_ID } from './user-id.js'
 
 const D = EDITOR_DEFAULTS
 
@@ -187,7 +188,7 @@ const bearerToken = z
   .regex(/^[A-Za-z0-9._~+/-]+=*$/, 'must be a Bearer token: letters, digits and -._~+/ only')
 const absolutePath = z.string().regex(/^\/[A-Za-z0-9._~/-]*$/, 'must be an absolute URL path')
 
-const userId = z.string().regex(/^[A-Za-z0-9_.@-]{1,128}$/, 'must be 1-128 letters, digits or _.@-')
+const userId = z.string().regex(USER_ID, 'must be 1-128 letters, digits or _.@-')
 /** `user:token` (UEDITOR_AUTH_TOKENS="alice:…,bob:…"); the message never repeats the value. */
 const userToken = z
   .string()

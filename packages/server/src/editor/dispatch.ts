@@ -1,4 +1,5 @@
 import { ANONYMOUS } from '../auth/authenticator.js'
+import { isCrossSite } from '../auth/cross-site.js'
 import { isUeError, UeError } from '../shared/errors.js'
 import { requestLogger } from '../shared/log.js'
 import { messageFor } from '../shared/messages.js'
@@ -41,6 +42,8 @@ function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
 
 const READS: ReadonlySet<ActionKind> = new Set(['config', 'list'])
 const WRITES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch'])
+/** What a cookie must not authorise from another site's page: every action that changes something. */
+const CHANGES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch', 'delete', 'ai'])
 /** JSONP a cookie alone must never authorise: it reads private data or stores files. */
 const PRIVATE_JSONP: ReadonlySet<ActionKind> = new Set(['list', 'catch'])
 
@@ -55,6 +58,7 @@ export const SHUTDOWN_RETRY_AFTER = '5'
 export function createEditorHandler(deps: EditorDeps): FetchHandler {
   const { config } = deps
   const jsonpKinds = new Set<string>(config.http.jsonpActions)
+  const corsOrigins = new Set(config.http.corsOrigins)
   // With remote storage the only local volume an upload fills is the temp spool.
   const storageRoot =
     config.storage.driver === 'local' ? config.storage.root : config.uploads.tempDir
@@ -120,6 +124,15 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       const method = request.method === 'HEAD' ? 'GET' : request.method
       const allowed = READS.has(def.kind) || (def.kind === 'catch' && jsonp) ? 'GET' : 'POST'
       if (method !== allowed) throw new UeError('UE_METHOD_NOT_ALLOWED')
+      // A cookie rides along on another site's form posts too. (A JSONP catch with a cookie
+      // gets here only under auth.hookJsonp, where the hook checks a token in the URL.)
+      if (
+        principal.channel === 'hook' &&
+        CHANGES.has(def.kind) &&
+        !jsonp &&
+        isCrossSite(request, url, corsOrigins)
+      )
+        throw new UeError('UE_CROSS_SITE')
       const actionDeps: EditorDeps = { ...deps, log }
       if (def.kind === 'ai') {
         const answer = await handleAi({ request, url, deps: actionDeps, actor })

@@ -44,6 +44,7 @@ export function createMaterialsApi(o: {
   const authorize = createMaterialsAuth({
     authenticator: createAuthenticator(o.auth, { tokens, checkInModeNone: true }),
     publicReads,
+    corsOrigins: http.corsOrigins,
   })
   const disabled: FetchHandler = async () => errorResponse(new UeError('UE_NOT_FOUND'))
   return {

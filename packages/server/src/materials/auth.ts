@@ -1,7 +1,9 @@
 import type { Authenticator } from '../auth/authenticator.js'
+import { isCrossSite } from '../auth/cross-site.js'
 import { isLoopbackHost } from '../auth/loopback.js'
 import { isUeError, UeError } from '../shared/errors.js'
 import { requestInfo } from '../shared/request-info.js'
+import { urlOf } from '../shared/request-url.js'
 import { errorResponse } from '../shared/respond.js'
 
 /** `admin` implies `read`. */
@@ -16,11 +18,14 @@ const REALM = 'Bearer realm="materials"'
  * The materials API on the shared auth layer: any signed-in user (or a materials read token)
  * may read, writes need admin (an admin user, or a materials admin token). Without a
  * credential, reads are public only when `publicReads` holds and the peer is on this machine.
+ * A write authorised by the hook (a cookie) is refused when another site's page sent it.
  */
 export function createMaterialsAuth(o: {
   authenticator: Authenticator
   publicReads: boolean
+  corsOrigins: readonly string[]
 }): Authorize {
+  const corsOrigins = new Set(o.corsOrigins)
   return async (request, scope) => {
     let principal: Awaited<ReturnType<Authenticator['authenticate']>>
     try {
@@ -40,6 +45,14 @@ export function createMaterialsAuth(o: {
     }
     if (scope === 'admin' && !principal.admin)
       return refuse('UE_FORBIDDEN', `${REALM}, error="insufficient_scope", scope="admin"`)
+    const writes = request.method !== 'GET' && request.method !== 'HEAD'
+    if (
+      scope === 'admin' &&
+      writes &&
+      principal.channel === 'hook' &&
+      isCrossSite(request, urlOf(request), corsOrigins)
+    )
+      return errorResponse(new UeError('UE_CROSS_SITE'))
     return null
   }
 }

@@ -34,6 +34,7 @@ export const CODES = {
   UE_INDEX_FAILED: { status: 500 },
   UE_UNAUTHORIZED: { status: 401 },
   UE_FORBIDDEN: { status: 403 },
+  UE_CROSS_SITE: { status: 403 },
   UE_NOT_FOUND: { status: 404 },
   UE_VALIDATION_FAILED: { status: 400 },
   UE_CONFLICT: { status: 409 },

@@ -120,6 +120,36 @@ describe('authentication on the editor endpoint', () => {
     assert.equal(((await (await actions.image(good)).json()) as { state: string }).state, 'SUCCESS')
   })
 
+  test('a JWT whose sub breaks the user-id rule is refused as invalid, and the sub never reaches a log line', async (t) => {
+    const log = recordingLogger()
+    const srv = await startTestServer(
+      t,
+      { auth: { jwt: { secret: SECRET, audience: AUDIENCE }, failuresPerMinute: 0 } },
+      { logger: log },
+    )
+    const subs = [
+      ' alice',
+      'alice ',
+      'alice smith',
+      'ali\u202Eecil.exe',
+      'bob\u200B',
+      'car\u00A0ol',
+      'x'.repeat(129),
+      'dave|auth0',
+    ]
+    for (const sub of subs) {
+      const res = await listFiles(srv, bearer(await hsToken({ sub })))
+      assert.equal(res.body.code, 'UE_UNAUTHORIZED', JSON.stringify(sub))
+    }
+    const refusals = log.lines.filter((l) => l.includes('"audit":"auth"'))
+    assert.equal(refusals.length, subs.length)
+    assert.ok(refusals.every((l) => l.includes('"reason":"invalid"')))
+    assert.ok(!log.lines.some((l) => /\\u202e|\u202E|ecil|smith/i.test(l)))
+    // The rule is the one static tokens' users follow: such a sub passes.
+    const ok = await listFiles(srv, bearer(await hsToken({ sub: 'Alice_01.b-c@example.com' })))
+    assert.equal(ok.body.state, 'SUCCESS')
+  })
+
   test('user B can neither list nor delete user A’s files; an admin sees and deletes every file', async (t) => {
     const srv = await startTestServer(t, tokensConfig)
     const stored = await uploadFile(srv, bearer(ALICE))
@@ -254,7 +284,7 @@ describe('authentication on the editor endpoint', () => {
     assert.equal((await uploadFile(srv, bearer(BOB))).body.state, 'SUCCESS')
   })
 
-  test('a burst of bad tokens is throttled per address while config still answers', async (t) => {
+  test('a burst of bad tokens is throttled per address, while valid tokens from that address and config are still served', async (t) => {
     const log = recordingLogger()
     const srv = await startTestServer(
       t,
@@ -268,9 +298,16 @@ describe('authentication on the editor endpoint', () => {
     }
     assert.deepEqual(codes.slice(0, 5), Array(5).fill('UE_UNAUTHORIZED'))
     assert.deepEqual(codes.slice(5), Array(15).fill('UE_AUTH_THROTTLED'))
-    const throttled = await listFiles(srv, bearer(ALICE))
-    assert.equal(throttled.status, 429)
-    assert.equal(throttled.body.code, 'UE_AUTH_THROTTLED')
+    // Same address, used-up bucket: a valid credential is checked and served all the same.
+    for (const token of [ALICE, BOB, ALICE]) {
+      const served = await listFiles(srv, bearer(token))
+      assert.equal(served.status, 200)
+      assert.equal(served.body.state, 'SUCCESS')
+    }
+    assert.equal((await uploadFile(srv, bearer(ALICE))).body.state, 'SUCCESS')
+    const failing = await listFiles(srv, bearer('wrong-token-again-0123456789abcdef'))
+    assert.equal(failing.status, 429)
+    assert.equal(failing.body.code, 'UE_AUTH_THROTTLED')
 
     const config = await fetch(srv.action('config'))
     assert.equal(config.status, 200)
@@ -280,6 +317,23 @@ describe('authentication on the editor endpoint', () => {
     assert.equal(refusals.length, 21)
     assert.ok(refusals.every((l) => l.includes('"address":"127.0.0.1"')))
     assert.ok(!log.lines.some((l) => l.includes('wrong-token') || l.includes(ALICE)))
+  })
+
+  test('a bad token that keeps failing from one address is refused unchecked after three tries, while other tokens are still checked', async (t) => {
+    const srv = await startTestServer(t, {
+      ...tokensConfig,
+      auth: { ...tokensConfig.auth, failuresPerMinute: 1000 },
+    })
+    const stale = bearer('stale-token-0123456789abcdef')
+    const codes: string[] = []
+    for (let i = 0; i < 6; i++) codes.push((await listFiles(srv, stale)).body.code as string)
+    assert.deepEqual(codes, [
+      ...Array(3).fill('UE_UNAUTHORIZED'),
+      ...Array(3).fill('UE_AUTH_THROTTLED'),
+    ])
+    const other = await listFiles(srv, bearer('another-bad-token-0123456789'))
+    assert.equal(other.body.code, 'UE_UNAUTHORIZED')
+    assert.equal((await listFiles(srv, bearer(ALICE))).body.state, 'SUCCESS')
   })
 
   test('a token never appears in logs or answers, and uploads, deletes and refusals are audited', async (t) => {
@@ -419,6 +473,22 @@ describe('a custom header name', () => {
     assert.equal((await uploadFile(srv, { 'X-Token': `Bearer ${BOB}` })).body.state, 'SUCCESS')
     assert.equal((await uploadFile(srv, { 'X-Token': 'nope' })).body.code, 'UE_UNAUTHORIZED')
   })
+
+  test('carries the token next to Authorization: Basic, which is neither read nor counted', async (t) => {
+    const srv = await startTestServer(t, {
+      ...tokensConfig,
+      auth: { ...tokensConfig.auth, header: 'X-Token', failuresPerMinute: 3 },
+    })
+    const basic = {
+      Authorization: `Basic ${Buffer.from('editor:site-password').toString('base64')}`,
+    }
+    for (let i = 0; i < 10; i++) {
+      const alone = await listFiles(srv, basic)
+      assert.equal(alone.status, 401)
+      assert.equal(alone.body.code, 'UE_UNAUTHORIZED')
+    }
+    assert.equal((await uploadFile(srv, { ...basic, 'X-Token': ALICE })).body.state, 'SUCCESS')
+  })
 })
 
 describe('the authorize hook (the host app’s own session cookie)', () => {
@@ -453,6 +523,38 @@ describe('the authorize hook (the host app’s own session cookie)', () => {
     const entry = (jsonpBody(await jsonpCatch.text(), 'cb') as { list: { code: string }[] }).list[0]
     assert.equal(entry?.code, 'UE_REMOTE_JSONP_DISABLED')
     assert.deepEqual(origin.paths(), [])
+  })
+
+  test('a session cookie next to Authorization: Basic (a site behind HTTP Basic) is the hook’s to judge, and never counted as a failure', async (t) => {
+    const srv = await startTestServer(
+      t,
+      { http: { errorStatus: 'http' }, auth: { failuresPerMinute: 5 } },
+      { authorize: hook },
+    )
+    const basic = {
+      Authorization: `Basic ${Buffer.from('editor:site-password').toString('base64')}`,
+    }
+    for (let i = 0; i < 40; i++) {
+      const res = await listFiles(srv, { ...basic, Cookie: 'session=alice' })
+      assert.equal(res.body.state, 'SUCCESS', `request ${i}`)
+    }
+    const url = (await uploadFile(srv, { ...basic, Cookie: 'session=alice' })).body.url as string
+    assert.ok(url)
+    // Without a session the hook says nobody: refused as missing, however often.
+    for (let i = 0; i < 40; i++) {
+      const res = await listFiles(srv, basic)
+      assert.equal(res.status, 401)
+      assert.equal(res.body.code, 'UE_UNAUTHORIZED')
+    }
+    // A Bearer value the hook mode has no use for, even a malformed one, is not counted either.
+    for (let i = 0; i < 10; i++) {
+      const res = await listFiles(srv, {
+        Authorization: 'Bearer not ours!',
+        Cookie: 'session=alice',
+      })
+      assert.deepEqual(res.urls, [url])
+    }
+    assert.deepEqual((await listFiles(srv, { ...basic, Cookie: 'session=alice' })).urls, [url])
   })
 
   test('allows JSONP listings with a cookie only when hookJsonp is set', async (t) => {
