@@ -188,12 +188,12 @@ const bearerToken = z
   .regex(/^[A-Za-z0-9._~+/-]+=*$/, 'must be a Bearer token: letters, digits and -._~+/ only')
 const absolutePath = z.string().regex(/^\/[A-Za-z0-9._~/-]*$/, 'must be an absolute URL path')
 
-const userId = z.string().regex(USER_ID, 'must be 1-128 letters, digits or _.@-')
+const userId = z.string().regex(USER_ID, 'must be 1-128 letters, digits or _.@|-')
 /** `user:token` (UEDITOR_AUTH_TOKENS="alice:…,bob:…"); the message never repeats the value. */
 const userToken = z
   .string()
   .regex(
-    /^[A-Za-z0-9_.@-]{1,128}:[A-Za-z0-9._~+/-]{16,512}=*$/,
+    /^[A-Za-z0-9_.@|-]{1,128}:[A-Za-z0-9._~+/-]{16,512}=*$/,
     'must be user:token, the token 16-512 characters of letters, digits and -._~+/',
   )
 const modelName = z

@@ -135,7 +135,8 @@ describe('authentication on the editor endpoint', () => {
       'bob\u200B',
       'car\u00A0ol',
       'x'.repeat(129),
-      'dave|auth0',
+      'dave/../eve',
+      'erin:admin',
     ]
     for (const sub of subs) {
       const res = await listFiles(srv, bearer(await hsToken({ sub })))
@@ -148,6 +149,12 @@ describe('authentication on the editor endpoint', () => {
     // The rule is the one static tokens' users follow: such a sub passes.
     const ok = await listFiles(srv, bearer(await hsToken({ sub: 'Alice_01.b-c@example.com' })))
     assert.equal(ok.body.state, 'SUCCESS')
+    // An identity provider's id such as Auth0's passes too.
+    const auth0 = await listFiles(
+      srv,
+      bearer(await hsToken({ sub: 'auth0|5f7c8ec7c33c6c004bbafe82' })),
+    )
+    assert.equal(auth0.body.state, 'SUCCESS')
   })
 
   test('user B can neither list nor delete user A’s files; an admin sees and deletes every file', async (t) => {
