@@ -1,4 +1,4 @@
-import { createServer, type Server, STATUS_CODES } from 'node:http'
+import { createServer, type Server, type ServerResponse, STATUS_CODES } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { bindVerdict, resolveAuthMode } from '../auth/mode.js'
@@ -16,8 +16,9 @@ export interface RunningServer {
   /** `http://host:port`, with the real port when 0 was asked for. */
   readonly url: string
   /**
-   * Refuses new requests (`UE_SHUTTING_DOWN`), lets in-flight requests finish (up to the grace
-   * time), then stops listening and closes the DB.
+   * Stops listening and closes idle connections at once, lets in-flight requests finish (up to
+   * the grace time; a request that still arrives on their connections gets `UE_SHUTTING_DOWN`),
+   * then closes the rest and the DB.
    */
   close(): Promise<void>
 }
@@ -47,7 +48,7 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
         'upload, list every stored file and capture remote images',
     )
   // Counted from request to the last byte written, so shutdown never cuts a response short.
-  let inFlight = 0
+  const inFlight = new Set<ServerResponse>()
   let idle: (() => void) | undefined
   let shuttingDown = false
   let handle: NodeHandler = (_req, res) => {
@@ -69,10 +70,12 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
         handle(req, res)
         return
       }
-      inFlight++
+      inFlight.add(res)
       res.once('close', () => {
-        inFlight--
-        if (inFlight === 0) idle?.()
+        inFlight.delete(res)
+        // A connection whose last answer went out before the shutdown began is idle now.
+        if (shuttingDown) setImmediate(() => server.closeIdleConnections())
+        if (inFlight.size === 0) idle?.()
       })
       handle(req, res)
     },
@@ -101,12 +104,16 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
   let closing: Promise<void> | undefined
   const close = () => {
     closing ??= (async () => {
-      // Requests in flight finish; new ones (also on new connections) get a readable refusal
-      // until the last of them is done, then the port is closed.
+      // The port closes at once and idle keep-alive connections with it, so a proxy in front
+      // sends its next request to another node by itself (a refused connection never reached
+      // this one). Requests in flight finish, each answer closing its connection; a request
+      // that still arrives on one of them gets a readable refusal.
       shuttingDown = true
       ue.stopAccepting()
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
-      if (inFlight > 0) {
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close')
+      if (inFlight.size > 0) {
         const drained = new Promise<void>((resolve) => {
           idle = resolve
         })
@@ -115,7 +122,6 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
         )
         await Promise.race([drained, grace])
       }
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeAllConnections()
       await stopped
       await ue.close()
