@@ -17,8 +17,7 @@ export interface RunningServer {
   readonly url: string
   /**
    * Stops listening and closes idle connections at once, lets in-flight requests finish (up to
-   * the grace time; a request that still arrives on their connections gets `UE_SHUTTING_DOWN`),
-   * then closes the rest and the DB.
+   * the grace time), each answer ending its connection, then closes the rest and the DB.
    */
   close(): Promise<void>
 }
@@ -64,12 +63,9 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
       keepAliveTimeout: 5_000,
     },
     (req, res) => {
-      if (shuttingDown) {
-        // Refused readably by the handlers (`UE_SHUTTING_DOWN`), then the connection ends.
-        res.setHeader('Connection', 'close')
-        handle(req, res)
-        return
-      }
+      // A request that still arrives on an open connection while stopping is served like those
+      // in flight (a proxy cannot send a refused upload elsewhere); its answer ends the connection.
+      if (shuttingDown) res.setHeader('Connection', 'close')
       inFlight.add(res)
       res.once('close', () => {
         inFlight.delete(res)
@@ -106,10 +102,8 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
     closing ??= (async () => {
       // The port closes at once and idle keep-alive connections with it, so a proxy in front
       // sends its next request to another node by itself (a refused connection never reached
-      // this one). Requests in flight finish, each answer closing its connection; a request
-      // that still arrives on one of them gets a readable refusal.
+      // this one). Requests in flight finish, each answer closing its connection.
       shuttingDown = true
-      ue.stopAccepting()
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
       for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close')
