@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream'
 import { bindVerdict, resolveAuthMode } from '../auth/mode.js'
 import { type LoadOptions, loadConfig } from '../config/load.js'
 import { clientKey } from '../editor/limits.js'
+import { isTrustedProxy, parseTrustedProxies, type Range } from '../http/client-address.js'
 import { type NodeHandler, toNodeHandler } from '../http/node.js'
 import { createUeditorServer, type UeditorOptions, type UeditorServer } from '../server.js'
 import { UeError } from '../shared/errors.js'
@@ -78,7 +79,11 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
   )
   // Node hands a CONNECT (a proxy tunnel) to this event and drops the connection without one.
   server.on('connect', (_req, socket: Duplex) => refuseTunnel(socket))
-  limitConnectionsPerClient(server, config.limits.connectionsPerClient)
+  limitConnectionsPerClient(
+    server,
+    config.limits.connectionsPerClient,
+    parseTrustedProxies(config.http.trustProxy),
+  )
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(cfg.port, cfg.host, () => {
@@ -125,12 +130,17 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
   return { ue, http: server, url: `http://${host}:${address.port}`, close }
 }
 
-/** Closes a new connection at once when its client address already holds `limit` of them. */
-function limitConnectionsPerClient(server: Server, limit: number): void {
+/**
+ * Closes a new connection at once when its client address already holds `limit` of them. A
+ * trusted proxy (`http.trustProxy`) carries many clients' connections and is not limited.
+ */
+function limitConnectionsPerClient(server: Server, limit: number, proxies: Range[]): void {
   if (limit <= 0) return
   const open = new Map<string, number>()
   server.on('connection', (socket: Socket) => {
-    const key = clientKey(socket.remoteAddress ?? '')
+    const peer = socket.remoteAddress ?? ''
+    if (isTrustedProxy(peer, proxies)) return
+    const key = clientKey(peer)
     const count = (open.get(key) ?? 0) + 1
     if (count > limit) {
       socket.destroy()
