@@ -7,6 +7,7 @@ import type { Logger } from '../shared/types.js'
 import { presentedCredential } from './credentials.js'
 import { jwtVerifier, KEYS_UNAVAILABLE } from './jwt.js'
 import type { ResolvedMode } from './mode.js'
+import { proxiedWithoutAuthGuard } from './proxied.js'
 import { type TokenEntry, tokenTable, userTokens } from './static-tokens.js'
 import type { FailureThrottle } from './throttle.js'
 import type { AuthMode, AuthorizeHook, Grant, Principal } from './types.js'
@@ -24,7 +25,8 @@ export interface Authenticator {
   readonly mode: AuthMode
   /**
    * Who the request acts for. Throws UE_UNAUTHORIZED (detail `missing` or `invalid`) or
-   * UE_AUTH_THROTTLED; every refusal is one audit line, without the credential.
+   * UE_AUTH_THROTTLED; every refusal is one audit line, without the credential. In a mode none
+   * nobody chose, a request through a proxy throws UE_PROXY_WITHOUT_AUTH (`proxied.ts`).
    */
   authenticate(request: Request, url?: URL): Promise<Principal>
 }
@@ -48,6 +50,7 @@ export function createAuthenticator(
   const extraMatch = tokenTable(extra.tokens)
   const verify = modeVerifier(setup)
   const channels = { header: settings.header, queryParam: settings.queryParam }
+  const refuseProxied = proxiedWithoutAuthGuard(setup.mode, log)
 
   const refuse = (
     request: Request,
@@ -70,7 +73,10 @@ export function createAuthenticator(
       const info = requestInfo(request)
       const address = info?.remoteAddress
       // Mode none and nothing else to check: credentials are ignored, as before auth existed.
-      if (mode === 'none' && !extra.checkInModeNone) return ANONYMOUS
+      if (mode === 'none' && !extra.checkInModeNone) {
+        refuseProxied(request)
+        return ANONYMOUS
+      }
       const presented = presentedCredential(request, url, channels)
       if (presented !== null) {
         const token = presented === 'malformed' ? null : presented.token
@@ -91,7 +97,10 @@ export function createAuthenticator(
           return refuse(request, throttled ? 'throttled' : 'invalid', channel, address)
         }
       }
-      if (mode === 'none') return ANONYMOUS
+      if (mode === 'none') {
+        refuseProxied(request)
+        return ANONYMOUS
+      }
       if (mode === 'hook' && hook) {
         let user: Awaited<ReturnType<AuthorizeHook>>
         try {

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js'
 
-type Range = [ipaddr.IPv4 | ipaddr.IPv6, number]
+export type Range = [ipaddr.IPv4 | ipaddr.IPv6, number]
 
 /** `loopback` names both loopback ranges; anything else is an address or a CIDR range. */
 export function parseTrustedProxies(entries: readonly string[]): Range[] {
@@ -19,7 +19,8 @@ export function parseTrustedProxies(entries: readonly string[]): Range[] {
   return ranges
 }
 
-function trusted(address: string, ranges: readonly Range[]): boolean {
+/** Whether `address` is one of the trusted proxies (an IPv4-mapped IPv6 form matches too). */
+export function isTrustedProxy(address: string, ranges: readonly Range[]): boolean {
   if (!ipaddr.isValid(address)) return false
   const ip = ipaddr.parse(address)
   const forms = [ip]
@@ -45,7 +46,7 @@ export function clientAddress(
   if (peer === undefined || ranges.length === 0 || !forwardedFor) return peer
   let current = peer
   const hops = forwardedFor.split(',').map((hop) => hop.trim())
-  while (trusted(current, ranges)) {
+  while (isTrustedProxy(current, ranges)) {
     const next = hops.pop()
     if (next === undefined || !ipaddr.isValid(next)) return current
     current = next

@@ -1,5 +1,6 @@
 import type { Metrics } from '../shared/metrics.js'
 import { bindRequestContext, requestContext, requestIdFrom } from '../shared/request-context.js'
+import { requestInfo } from '../shared/request-info.js'
 import { urlOf } from '../shared/request-url.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 
@@ -15,7 +16,8 @@ export interface ObserveOptions {
 /**
  * Gives each request an id (the caller's `X-Request-Id` when sane, else a new one) that every
  * log line written for it carries (`requestLogger`) and that the answer returns; logs one access
- * line (path without its query, which may hold tokens) and counts the request. A request that
+ * line (the client address, the path without its query, which may hold tokens) and counts the
+ * request. A request that
  * is already being observed (a handler mounted inside another) passes straight through.
  */
 export function observe(handler: FetchHandler, o: ObserveOptions): FetchHandler {
@@ -36,6 +38,8 @@ export function observe(handler: FetchHandler, o: ObserveOptions): FetchHandler 
       o.metrics.httpRequest(route, request.method, status, seconds)
       const line = {
         reqId: requestId,
+        // The client after the http.trustProxy rules: behind nginx, the visitor, not nginx.
+        client: requestInfo(request)?.remoteAddress,
         method: request.method,
         path: pathname,
         route,

@@ -34,6 +34,7 @@ export function createMaterialsAuth(o: {
       if (!isUeError(e)) throw e
       if (e.code === 'UE_AUTH_THROTTLED')
         return errorResponse(e, { headers: { 'Retry-After': '60' } })
+      if (e.code === 'UE_PROXY_WITHOUT_AUTH') return errorResponse(e)
       return refuse(
         'UE_UNAUTHORIZED',
         e.detail === 'missing' ? REALM : `${REALM}, error="invalid_token"`,

@@ -55,6 +55,7 @@ export const CODES = {
   UE_AI_PROMPT_TOO_LARGE: { status: 413 },
   UE_AI_UPSTREAM_FAILED: { status: 502 },
   UE_AI_TIMEOUT: { status: 504 },
+  UE_PROXY_WITHOUT_AUTH: { status: 403 },
 } as const satisfies Record<string, { status: number }>
 
 export type UeErrorCode = keyof typeof CODES

@@ -56,6 +56,7 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_AI_PROMPT_TOO_LARGE: 'AI 提示内容过长',
     UE_AI_UPSTREAM_FAILED: 'AI 服务暂时不可用，请稍后再试',
     UE_AI_TIMEOUT: 'AI 服务响应超时，请稍后再试',
+    UE_PROXY_WITHOUT_AUTH: '服务器未配置身份验证，不接受经代理转发的请求',
   },
   en: {
     UE_ACTION_UNKNOWN: 'Unknown action',
@@ -110,6 +111,8 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_AI_PROMPT_TOO_LARGE: 'The AI prompt is too long',
     UE_AI_UPSTREAM_FAILED: 'The AI service is unavailable, please retry later',
     UE_AI_TIMEOUT: 'The AI service did not answer in time, please retry later',
+    UE_PROXY_WITHOUT_AUTH:
+      'No authentication is configured on the server, so requests through a proxy are refused',
   },
 }
 

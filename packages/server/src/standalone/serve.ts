@@ -1,9 +1,10 @@
-import { createServer, type Server, STATUS_CODES } from 'node:http'
+import { createServer, type Server, type ServerResponse, STATUS_CODES } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { bindVerdict, resolveAuthMode } from '../auth/mode.js'
 import { type LoadOptions, loadConfig } from '../config/load.js'
 import { clientKey } from '../editor/limits.js'
+import { isTrustedProxy, parseTrustedProxies, type Range } from '../http/client-address.js'
 import { type NodeHandler, toNodeHandler } from '../http/node.js'
 import { createUeditorServer, type UeditorOptions, type UeditorServer } from '../server.js'
 import { UeError } from '../shared/errors.js'
@@ -16,8 +17,8 @@ export interface RunningServer {
   /** `http://host:port`, with the real port when 0 was asked for. */
   readonly url: string
   /**
-   * Refuses new requests (`UE_SHUTTING_DOWN`), lets in-flight requests finish (up to the grace
-   * time), then stops listening and closes the DB.
+   * Stops listening and closes idle connections at once, lets in-flight requests finish (up to
+   * the grace time), each answer ending its connection, then closes the rest and the DB.
    */
   close(): Promise<void>
 }
@@ -47,7 +48,7 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
         'upload, list every stored file and capture remote images',
     )
   // Counted from request to the last byte written, so shutdown never cuts a response short.
-  let inFlight = 0
+  const inFlight = new Set<ServerResponse>()
   let idle: (() => void) | undefined
   let shuttingDown = false
   let handle: NodeHandler = (_req, res) => {
@@ -63,23 +64,26 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
       keepAliveTimeout: 5_000,
     },
     (req, res) => {
-      if (shuttingDown) {
-        // Refused readably by the handlers (`UE_SHUTTING_DOWN`), then the connection ends.
-        res.setHeader('Connection', 'close')
-        handle(req, res)
-        return
-      }
-      inFlight++
+      // A request that still arrives on an open connection while stopping is served like those
+      // in flight (a proxy cannot send a refused upload elsewhere); its answer ends the connection.
+      if (shuttingDown) res.setHeader('Connection', 'close')
+      inFlight.add(res)
       res.once('close', () => {
-        inFlight--
-        if (inFlight === 0) idle?.()
+        inFlight.delete(res)
+        // A connection whose last answer went out before the shutdown began is idle now.
+        if (shuttingDown) setImmediate(() => server.closeIdleConnections())
+        if (inFlight.size === 0) idle?.()
       })
       handle(req, res)
     },
   )
   // Node hands a CONNECT (a proxy tunnel) to this event and drops the connection without one.
   server.on('connect', (_req, socket: Duplex) => refuseTunnel(socket))
-  limitConnectionsPerClient(server, config.limits.connectionsPerClient)
+  limitConnectionsPerClient(
+    server,
+    config.limits.connectionsPerClient,
+    parseTrustedProxies(config.http.trustProxy),
+  )
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(cfg.port, cfg.host, () => {
@@ -101,12 +105,14 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
   let closing: Promise<void> | undefined
   const close = () => {
     closing ??= (async () => {
-      // Requests in flight finish; new ones (also on new connections) get a readable refusal
-      // until the last of them is done, then the port is closed.
+      // The port closes at once and idle keep-alive connections with it, so a proxy in front
+      // sends its next request to another node by itself (a refused connection never reached
+      // this one). Requests in flight finish, each answer closing its connection.
       shuttingDown = true
-      ue.stopAccepting()
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
-      if (inFlight > 0) {
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close')
+      if (inFlight.size > 0) {
         const drained = new Promise<void>((resolve) => {
           idle = resolve
         })
@@ -115,7 +121,6 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
         )
         await Promise.race([drained, grace])
       }
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeAllConnections()
       await stopped
       await ue.close()
@@ -125,12 +130,17 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
   return { ue, http: server, url: `http://${host}:${address.port}`, close }
 }
 
-/** Closes a new connection at once when its client address already holds `limit` of them. */
-function limitConnectionsPerClient(server: Server, limit: number): void {
+/**
+ * Closes a new connection at once when its client address already holds `limit` of them. A
+ * trusted proxy (`http.trustProxy`) carries many clients' connections and is not limited.
+ */
+function limitConnectionsPerClient(server: Server, limit: number, proxies: Range[]): void {
   if (limit <= 0) return
   const open = new Map<string, number>()
   server.on('connection', (socket: Socket) => {
-    const key = clientKey(socket.remoteAddress ?? '')
+    const peer = socket.remoteAddress ?? ''
+    if (isTrustedProxy(peer, proxies)) return
+    const key = clientKey(peer)
     const count = (open.get(key) ?? 0) + 1
     if (count > limit) {
       socket.destroy()

@@ -1,12 +1,18 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { createServer as createHttpServer } from 'node:http'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import type { ServerConfigInput } from '../../src/config/schema.js'
+import { loaderAssets } from '../../src/http/assets.js'
+import { createLogger } from '../../src/shared/log.js'
+import { hsToken, SECRET } from '../helpers/auth.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { startTestServer } from '../helpers/start-server.js'
 
@@ -23,6 +29,31 @@ function documentedSite(): string {
   const m = /```nginx\n([\s\S]*?)```/.exec(readFileSync(DEPLOY_MD, 'utf8'))
   assert.ok(m, 'docs/deploy.md has an nginx block')
   return m[1] as string
+}
+
+/** The value docs/deploy.md gives a setting (`NAME=value`), so the test runs what it says. */
+function documentedSetting(name: string): string {
+  const m = new RegExp(`\\b${name}=([^\\s<]+)`).exec(readFileSync(DEPLOY_MD, 'utf8'))
+  assert.ok(m, `docs/deploy.md sets ${name}`)
+  return m[1] as string
+}
+
+const AUDIENCE = documentedSetting('UEDITOR_AUTH_JWT_AUDIENCE')
+const METRICS_TOKEN = 'metrics-token-0123456789abcdef'
+
+/** The server settings of the recipe: JWTs from the site's app, nginx trusted on loopback. */
+function recipe(extra: ServerConfigInput = {}): ServerConfigInput {
+  return {
+    ...extra,
+    auth: { jwt: { secret: SECRET, audience: AUDIENCE }, ...extra.auth },
+    metrics: { token: METRICS_TOKEN },
+    http: { trustProxy: documentedSetting('UEDITOR_TRUST_PROXY').split(','), ...extra.http },
+  }
+}
+
+/** The editor's credential, as the site's app mints it for a signed-in user. */
+async function bearer(sub = 'alice'): Promise<Record<string, string>> {
+  return { Authorization: `Bearer ${await hsToken({ sub, aud: AUDIENCE })}` }
 }
 
 async function freePort(): Promise<number> {
@@ -45,11 +76,12 @@ function mp4(size: number): Buffer {
 }
 
 /**
- * Starts Debian's nginx with the documented site in front of `upstreamPort`: only the addresses
- * (loopback), the site root and the temp paths are changed. Locally a missing nginx skips with
- * the reason; with CI=true it is a failure.
+ * Starts Debian's nginx with the documented site in front of one node (or two, with the
+ * documented second `server` line switched on): only the addresses (loopback), the site root
+ * and the temp paths are changed. Locally a missing nginx skips with the reason; with CI=true
+ * it is a failure.
  */
-async function startNginx(t: TestContext, upstreamPort: number, siteRoot: string) {
+async function startNginx(t: TestContext, upstreamPorts: number | number[], siteRoot: string) {
   if (!NGINX) {
     const reason = 'nginx not found; install the Debian package "nginx"'
     if (process.env.CI) assert.fail(reason)
@@ -59,11 +91,24 @@ async function startNginx(t: TestContext, upstreamPort: number, siteRoot: string
   const dir = await mkdtemp(join(tmpdir(), 'ueditor-nginx-'))
   await chmod(dir, 0o755)
   const port = await freePort()
-  const site = documentedSite()
-    .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${upstreamPort};`)
-    .replace('listen 80;', `listen 127.0.0.1:${port};`)
-    .replace('root /var/www/example;', `root ${siteRoot};`)
-  assert.notEqual(site, documentedSite())
+  const [first, second] = typeof upstreamPorts === 'number' ? [upstreamPorts] : upstreamPorts
+  const swap = (text: string, from: string, to: string) => {
+    assert.ok(text.includes(from), `the documented site has \`${from}\``)
+    return text.replace(from, to)
+  }
+  let site = swap(
+    documentedSite(),
+    'server 127.0.0.1:8080 max_fails=0;',
+    `server 127.0.0.1:${first} max_fails=0;`,
+  )
+  if (second !== undefined)
+    site = swap(
+      site,
+      '#server 127.0.0.1:8081 max_fails=0;',
+      `server 127.0.0.1:${second} max_fails=0;`,
+    )
+  site = swap(site, 'listen 80;', `listen 127.0.0.1:${port};`)
+  site = swap(site, 'root /var/www/example;', `root ${siteRoot};`)
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
   for (const name of temp) await mkdir(join(dir, name))
   const conf = `${process.getuid?.() === 0 ? 'user root;\n' : ''}daemon off;
@@ -96,6 +141,7 @@ ${site}
     await rm(dir, { recursive: true, force: true })
   })
   const url = `http://127.0.0.1:${port}`
+  errorLogs.set(url, join(dir, 'error.log'))
   const deadline = Date.now() + 15_000
   for (;;) {
     if (child.exitCode !== null) assert.fail(`nginx exited: ${stderr}`)
@@ -110,6 +156,14 @@ ${site}
   return url
 }
 
+const errorLogs = new Map<string, string>()
+
+/** nginx's error log, for a failure message. */
+async function nginxErrors(url: string): Promise<string> {
+  const file = errorLogs.get(url)
+  return file ? await readFile(file, 'utf8').catch(() => '') : ''
+}
+
 async function siteRoot(t: TestContext): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'ueditor-www-'))
   await chmod(root, 0o755)
@@ -122,7 +176,7 @@ async function siteRoot(t: TestContext): Promise<string> {
 
 test('behind the documented nginx site: the page, an upload, its listing and byte ranges', async (t) => {
   const root = await siteRoot(t)
-  const srv = await startTestServer(t)
+  const srv = await startTestServer(t, recipe())
   const url = await startNginx(t, Number(new URL(srv.url).port), root)
   if (!url) return
   assert.equal(await (await fetch(`${url}/`)).text(), '<!doctype html><title>site</title>')
@@ -140,11 +194,14 @@ test('behind the documented nginx site: the page, an upload, its listing and byt
 
   const form = new FormData()
   form.append('upfile', blob(png(32, 32), 'image/png'), 'pasted.png')
+  const headers = await bearer()
   const stored = await (
-    await fetch(`${url}/ueditor?action=image`, { method: 'POST', body: form })
+    await fetch(`${url}/ueditor?action=image`, { method: 'POST', body: form, headers })
   ).json()
   assert.equal(stored.state, 'SUCCESS')
-  const listed = await (await fetch(`${url}/ueditor?action=listImage&start=0&size=20`)).json()
+  const listed = await (
+    await fetch(`${url}/ueditor?action=listImage&start=0&size=20`, { headers })
+  ).json()
   assert.equal(listed.list[0].url, stored.url)
 
   const whole = await fetch(`${url}${stored.url}`)
@@ -159,14 +216,15 @@ test('behind the documented nginx site: the page, an upload, its listing and byt
 
 test('behind the documented nginx site: a 12 MB video passes, and one over the editor limit is refused by the server', async (t) => {
   const root = await siteRoot(t)
-  const srv = await startTestServer(t, { editor: { videoMaxSize: 16 * 1024 * 1024 } })
+  const srv = await startTestServer(t, recipe({ editor: { videoMaxSize: 16 * 1024 * 1024 } }))
   const url = await startNginx(t, Number(new URL(srv.url).port), root)
   if (!url) return
+  const headers = await bearer()
   const big = mp4(12 * 1024 * 1024)
   const form = new FormData()
   form.append('file', blob(big, 'video/mp4'), 'clip.mp4')
   const stored = await (
-    await fetch(`${url}/ueditor?action=video`, { method: 'POST', body: form })
+    await fetch(`${url}/ueditor?action=video`, { method: 'POST', body: form, headers })
   ).json()
   assert.equal(stored.state, 'SUCCESS', JSON.stringify(stored))
   assert.equal(stored.size, big.length)
@@ -179,8 +237,312 @@ test('behind the documented nginx site: a 12 MB video passes, and one over the e
 
   const tooBig = new FormData()
   tooBig.append('file', blob(mp4(20 * 1024 * 1024), 'video/mp4'), 'long.mp4')
-  const refused = await fetch(`${url}/ueditor?action=video`, { method: 'POST', body: tooBig })
+  const refused = await fetch(`${url}/ueditor?action=video`, {
+    method: 'POST',
+    body: tooBig,
+    headers,
+  })
   assert.equal(refused.status, 200)
   assert.equal((await refused.json()).code, 'UE_FILE_TOO_LARGE')
   assert.deepEqual(await srv.storedFiles(), [stored.url.replace(/^\/uploads\//, '')])
+})
+
+const portOf = (srv: { url: string }) => Number(new URL(srv.url).port)
+
+async function uploadPng(url: string, headers: Record<string, string>): Promise<string> {
+  const form = new FormData()
+  form.append('upfile', blob(png(16, 16), 'image/png'), 'a.png')
+  let res: Response
+  try {
+    res = await fetch(`${url}/ueditor?action=image`, { method: 'POST', body: form, headers })
+  } catch (e) {
+    return `network error: ${(e as Error & { cause?: Error }).cause?.message ?? e}`
+  }
+  const text = await res.text()
+  try {
+    const answer = JSON.parse(text)
+    return answer.state === 'SUCCESS' ? 'SUCCESS' : (answer.code ?? text)
+  } catch {
+    return `HTTP ${res.status}: ${text.slice(0, 80)}`
+  }
+}
+
+test('behind the documented nginx site, a server without authentication refuses uploads, listings and materials readably; UEDITOR_AUTH=none lets them through on purpose', async (t) => {
+  const root = await siteRoot(t)
+  const guessed = await startTestServer(t, { limits: { minFreeBytes: 0 } })
+  const url = await startNginx(t, portOf(guessed), root)
+  if (!url) return
+  const config = await (await fetch(`${url}/ueditor?action=config`)).json()
+  assert.equal(config.imageActionName, 'image', 'the page still loads its configuration')
+  assert.equal(await uploadPng(url, {}), 'UE_PROXY_WITHOUT_AUTH')
+  const list = await (await fetch(`${url}/ueditor?action=listImage&start=0&size=20`)).json()
+  assert.equal(list.code, 'UE_PROXY_WITHOUT_AUTH')
+  assert.equal(typeof list.state, 'string')
+  const materials = await fetch(`${url}/materials/categories`)
+  assert.equal(materials.status, 403)
+  assert.equal((await materials.json()).error.code, 'UE_PROXY_WITHOUT_AUTH')
+  assert.deepEqual(await guessed.storedFiles(), [])
+
+  const meant = await startTestServer(t, { auth: { mode: 'none' }, limits: { minFreeBytes: 0 } })
+  const open = await startNginx(t, portOf(meant), root)
+  assert.ok(open)
+  assert.equal(await uploadPng(open, {}), 'SUCCESS')
+})
+
+test('behind the documented nginx site, the recipe’s server refuses an upload without a credential and stores one with it', async (t) => {
+  const root = await siteRoot(t)
+  const srv = await startTestServer(t, recipe({ limits: { minFreeBytes: 0 } }))
+  const url = await startNginx(t, portOf(srv), root)
+  if (!url) return
+  assert.equal(await uploadPng(url, {}), 'UE_UNAUTHORIZED')
+  assert.equal(await uploadPng(url, await bearer()), 'SUCCESS')
+})
+
+test('every path the server answers is served through the documented nginx site as the server answers it', async (t) => {
+  const root = await siteRoot(t)
+  const srv = await startTestServer(t, recipe({ limits: { minFreeBytes: 0 } }))
+  const url = await startNginx(t, portOf(srv), root)
+  if (!url) return
+  const headers = await bearer()
+  const form = new FormData()
+  form.append('upfile', blob(png(8, 8), 'image/png'), 'a.png')
+  const stored = await (
+    await fetch(srv.action('image'), { method: 'POST', body: form, headers })
+  ).json()
+  assert.equal(stored.state, 'SUCCESS')
+
+  const { routes, formula, metrics } = srv.ue.config
+  const materials = `${routes.materials.replace(/\/+$/, '')}/`
+  const assets = [...loaderAssets(materials).keys()]
+  assert.ok(assets.length > 0, 'the loader scripts are installed')
+  const scrape = { Authorization: `Bearer ${METRICS_TOKEN}` }
+  const paths: [string, Record<string, string>][] = [
+    [`${routes.editor}?action=config`, {}],
+    [`${routes.editor}/?action=config`, {}],
+    [`${routes.editor}?action=listImage&start=0&size=5`, headers],
+    [stored.url, {}],
+    [`${materials}categories`, headers],
+    ...assets.map((path): [string, Record<string, string>] => [path, {}]),
+    [`${formula.path}.svg?x%5E2`, {}],
+    [`${formula.path}.png?x%5E2`, {}],
+    ['/healthz', {}],
+    ['/readyz', {}],
+    [metrics.path, scrape],
+    [metrics.path, {}],
+  ]
+  for (const [path, sent] of paths) {
+    const direct: Response = await fetch(`${srv.url}${path}`, { headers: sent })
+    const proxied: Response = await fetch(`${url}${path}`, { headers: sent })
+    assert.notEqual(direct.status, 404, `${path} is a path the server answers`)
+    assert.equal(proxied.status, direct.status, `${path} through nginx`)
+    assert.equal(
+      proxied.headers.get('content-type'),
+      direct.headers.get('content-type'),
+      `${path} through nginx`,
+    )
+    await direct.arrayBuffer()
+    await proxied.arrayBuffer()
+  }
+})
+
+/** A log destination that keeps every record. */
+function logRecords() {
+  const records: Record<string, unknown>[] = []
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line.trim()) records.push(JSON.parse(line))
+      done()
+    },
+  })
+  return { records, logger: createLogger({ level: 'info', format: 'json', destination }) }
+}
+
+test('behind the documented nginx site, two clients have their own failed sign-in throttle, and the access log names each', async (t) => {
+  const root = await siteRoot(t)
+  const log = logRecords()
+  const srv = await startTestServer(t, recipe({ auth: { failuresPerMinute: 2 } }), {
+    logger: log.logger,
+  })
+  const url = await startNginx(t, portOf(srv), root)
+  if (!url) return
+  const list = async (forwardedFor: string, credential: Record<string, string>) => {
+    const res = await fetch(`${url}/ueditor?action=listImage&start=0&size=5`, {
+      headers: { 'X-Forwarded-For': forwardedFor, ...credential },
+    })
+    const answer = await res.json()
+    return answer.code ?? answer.state
+  }
+  const wrong = { Authorization: 'Bearer not-a-token-of-this-site' }
+  assert.equal(await list('203.0.113.7', wrong), 'UE_UNAUTHORIZED')
+  assert.equal(await list('203.0.113.7', wrong), 'UE_UNAUTHORIZED')
+  assert.equal(await list('203.0.113.7', await bearer()), 'UE_AUTH_THROTTLED')
+  assert.equal(await list('203.0.113.8', await bearer('bob')), 'SUCCESS')
+  const clients = new Set(
+    log.records.filter((r) => r.msg === 'request' && r.route === 'editor').map((r) => r.client),
+  )
+  assert.deepEqual([...clients].sort(), ['203.0.113.7', '203.0.113.8'])
+})
+
+test('behind the documented nginx site, two clients with different addresses get separate upload limits', async (t) => {
+  const root = await siteRoot(t)
+  const srv = await startTestServer(t, {
+    auth: { mode: 'none' },
+    limits: { uploadsPerMinute: 2, minFreeBytes: 0 },
+    http: { trustProxy: documentedSetting('UEDITOR_TRUST_PROXY').split(',') },
+  })
+  const url = await startNginx(t, portOf(srv), root)
+  if (!url) return
+  const first = { 'X-Forwarded-For': '203.0.113.7' }
+  assert.equal(await uploadPng(url, first), 'SUCCESS')
+  assert.equal(await uploadPng(url, first), 'SUCCESS')
+  assert.equal(await uploadPng(url, first), 'UE_RATE_LIMITED')
+  assert.equal(await uploadPng(url, { 'X-Forwarded-For': '203.0.113.8' }), 'SUCCESS')
+  // An address the client writes into the header itself is not trusted past nginx.
+  assert.equal(
+    await uploadPng(url, { 'X-Forwarded-For': '198.51.100.1, 203.0.113.7' }),
+    'UE_RATE_LIMITED',
+  )
+})
+
+const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
+
+interface CliNode {
+  child: ChildProcess
+  exited: Promise<number | null>
+  output(): string
+}
+
+/** `ueditor-server` as the unit starts it, on `port`; resolves once `/readyz` says ready. */
+async function startCliNode(
+  t: TestContext,
+  port: number,
+  env: NodeJS.ProcessEnv,
+): Promise<CliNode> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH, ...env, HOST: '127.0.0.1', PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout?.on('data', (c) => {
+    output += c
+  })
+  child.stderr?.on('data', (c) => {
+    output += c
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  })
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (child.exitCode !== null) assert.fail(`the node on ${port} exited:\n${output}`)
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) break
+    } catch {}
+    if (Date.now() > deadline) assert.fail(`the node on ${port} never got ready:\n${output}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return { child, exited, output: () => output }
+}
+
+/** An image host that answers `/slow.png` after `delayMs`: a capture that keeps a node busy. */
+async function slowImageHost(t: TestContext, delayMs: number) {
+  let asked = 0
+  const server = createHttpServer((_req, res) => {
+    asked++
+    setTimeout(() => {
+      const body = png(16, 16)
+      res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': body.length })
+      res.end(body)
+    }, delayMs)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(async () => {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  })
+  const { port } = server.address() as { port: number }
+  return { host: `127.0.0.1:${port}`, url: `http://127.0.0.1:${port}/slow.png`, asked: () => asked }
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+test('behind the documented nginx site with two nodes, restarting each in turn under a stream of uploads fails none of them', async (t) => {
+  const root = await siteRoot(t)
+  const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-nodes-'))
+  t.after(() => rm(dataDir, { recursive: true, force: true }))
+  const images = await slowImageHost(t, 3_000)
+  // Both nodes as the recipe runs them, sharing one data folder on one machine.
+  const env: NodeJS.ProcessEnv = {
+    UEDITOR_DATA_DIR: dataDir,
+    UEDITOR_TRUST_PROXY: documentedSetting('UEDITOR_TRUST_PROXY'),
+    UEDITOR_AUTH_JWT_SECRET: SECRET,
+    UEDITOR_AUTH_JWT_AUDIENCE: AUDIENCE,
+    UEDITOR_CATCHER_ALLOW_HOSTS: images.host,
+    UEDITOR_LIMIT_EXEMPT_USERS: 'alice',
+    UEDITOR_LOG_LEVEL: 'warn',
+  }
+  const ports = [await freePort(), await freePort()] as const
+  const nodes: CliNode[] = []
+  for (const port of ports) nodes.push(await startCliNode(t, port, env))
+  const url = await startNginx(t, [...ports], root)
+  if (!url) return
+
+  const headers = await bearer()
+  const results: string[] = []
+  let stop = false
+  const stream = async () => {
+    while (!stop) results.push(await uploadPng(url, headers))
+  }
+  const streams = [stream(), stream(), stream()]
+  const done = () => results.filter((r) => r === 'SUCCESS').length
+  // A refused connection to the node that is away is expected: nginx moves on.
+  const failures = async () =>
+    [
+      ...(await nginxErrors(url)).split('\n').filter((l) => !l.includes('connect() failed')),
+      ...nodes.map((n) => n.output()),
+    ].join('\n')
+  try {
+    await until(() => done() >= 10, 'the stream is under way')
+    for (const [i, port] of ports.entries()) {
+      const node = nodes[i] as CliNode
+      // A capture in flight keeps the stopping node draining while the stream goes on.
+      const asked = images.asked()
+      const capture = fetch(`http://127.0.0.1:${port}/ueditor?action=catch`, {
+        method: 'POST',
+        body: new URLSearchParams({ 'source[]': images.url }),
+        headers,
+      })
+      await until(() => images.asked() > asked, 'the capture reached the image host')
+      const before = results.length
+      node.child.kill('SIGTERM')
+      const captured = await (await capture).json()
+      assert.equal(captured.list?.[0]?.state, 'SUCCESS', JSON.stringify(captured))
+      assert.ok(results.length > before, 'uploads went on while the node drained')
+      assert.equal(await node.exited, 0, node.output())
+      nodes[i] = await startCliNode(t, port, env)
+      const mark = done()
+      await until(() => done() >= mark + 10, 'uploads went on after the restart')
+    }
+  } finally {
+    stop = true
+    await Promise.all(streams)
+  }
+  assert.deepEqual(
+    results.filter((r) => r !== 'SUCCESS'),
+    [],
+    await failures(),
+  )
+  // Every upload was stored once: no retry stored a second copy.
+  const listed = await (
+    await fetch(`${url}/ueditor?action=listImage&start=0&size=1`, { headers })
+  ).json()
+  assert.equal(listed.total, results.length + ports.length)
 })

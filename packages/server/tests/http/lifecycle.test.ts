@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -173,7 +174,25 @@ function listeningUrl(run: ReturnType<typeof runMain>): Promise<string> {
   })
 }
 
-test('on SIGTERM uploads in flight finish, new requests get UE_SHUTTING_DOWN, and the binary exits 0', async (t) => {
+/** A keep-alive connection that has had one answer and now sits idle; resolves when it closes. */
+async function idleKeepAlive(url: string): Promise<{ closed: Promise<void> }> {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1')
+  socket.on('error', () => {})
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+  let text = ''
+  const answered = new Promise<void>((resolve, reject) => {
+    socket.on('data', (c) => {
+      text += c
+      if (text.includes('{"status":"ok"}')) resolve()
+    })
+    socket.once('close', () => reject(new Error(`closed before its answer: ${text}`)))
+  })
+  socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+  await answered
+  return { closed }
+}
+
+test('on SIGTERM the port closes at once, idle connections are closed, uploads in flight finish, and the binary exits 0', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'ueditor-cli-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const run = runMain(
@@ -186,7 +205,7 @@ test('on SIGTERM uploads in flight finish, new requests get UE_SHUTTING_DOWN, an
   const { body, contentType } = multipartBody([
     { name: 'upfile', filename: 'slow.png', value: png(64, 64, { noise: true }) },
   ])
-  const head = `POST /ueditor?action=image HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
+  const head = `POST /ueditor?action=image HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
   // Three uploads stream their first half now and the rest well after the SIGTERM.
   const inFlight = Array.from({ length: 3 }, () =>
     rawExchange(
@@ -203,6 +222,7 @@ test('on SIGTERM uploads in flight finish, new requests get UE_SHUTTING_DOWN, an
     return /^ueditor_uploads_in_flight (\d+)$/m.exec(text)?.[1]
   }
   assert.equal(await eventually(metric, (n) => n === '3', 4_000), '3')
+  const idle = await idleKeepAlive(url)
   const exited = new Promise<number | null>((r) => run.child.on('exit', r))
   const signalled = Date.now()
   run.child.kill('SIGTERM')
@@ -212,8 +232,28 @@ test('on SIGTERM uploads in flight finish, new requests get UE_SHUTTING_DOWN, an
     4_000,
   )
 
-  // New requests, on new connections, are refused readably while the uploads go on.
-  const refused = await fetch(`${url}/ueditor?action=image`, {
+  // A proxy in front finds the port closed and its idle connection gone, so it moves on to
+  // another node by itself, while the uploads go on.
+  await idle.closed
+  await assert.rejects(
+    fetch(`${url}/healthz`),
+    (e: Error & { cause?: { code?: string } }) => e.cause?.code === 'ECONNREFUSED',
+  )
+  for (const exchange of await Promise.all(inFlight)) {
+    assert.equal(firstJsonBody(exchange.text)?.state, 'SUCCESS', exchange.text.slice(0, 300))
+    assert.match(exchange.text, /\r\nConnection: close\r\n/i, 'the answer ends its connection')
+  }
+  assert.equal(await exited, 0)
+  assert.ok(Date.now() - signalled < 30_000, 'the binary outlived its grace time')
+})
+
+test('an embedded server that stops accepting refuses readably: the editor in its shape, readiness 503, liveness 200', async (t) => {
+  const srv = await startTestServer(t)
+  srv.ue.stopAccepting()
+  const { body, contentType } = multipartBody([
+    { name: 'upfile', filename: 'late.png', value: png(8, 8) },
+  ])
+  const refused = await fetch(srv.action('image'), {
     method: 'POST',
     body: new Uint8Array(body),
     headers: { 'Content-Type': contentType },
@@ -224,38 +264,21 @@ test('on SIGTERM uploads in flight finish, new requests get UE_SHUTTING_DOWN, an
   const answer = await refused.json()
   assert.equal(answer.code, 'UE_SHUTTING_DOWN')
   assert.equal(typeof answer.state, 'string')
-  const jsonp = await fetch(`${url}/ueditor?action=config&callback=cb`)
+  const jsonp = await fetch(srv.action('config', '&callback=cb'))
   assert.match(await jsonp.text(), /^\/\*\*\/cb\(\{.*"code":"UE_SHUTTING_DOWN".*\}\);$/)
-  // Liveness holds while the process drains; readiness takes the instance out.
-  const health = await fetch(`${url}/healthz`)
-  assert.equal(health.status, 200)
-  const ready = await fetch(`${url}/readyz`)
+  assert.equal((await fetch(`${srv.url}/healthz`)).status, 200)
+  const ready = await fetch(`${srv.url}/readyz`)
   assert.equal(ready.status, 503)
   assert.equal((await ready.json()).error.code, 'UE_SHUTTING_DOWN')
-
-  for (const exchange of await Promise.all(inFlight))
-    assert.equal(firstJsonBody(exchange.text)?.state, 'SUCCESS', exchange.text.slice(0, 300))
-  assert.equal(await exited, 0)
-  assert.ok(Date.now() - signalled < 30_000, 'the binary outlived its grace time')
+  assert.deepEqual(await srv.storedFiles(), [])
 })
 
-test('during a shutdown a refusal carries HTTP 503 when http.errorStatus is http', async (t) => {
-  // The grace time outlasts the held upload's 2 s pause, so the close waits for it to finish.
-  const srv = await startTestServer(t, { http: { errorStatus: 'http', shutdownGraceMs: 15_000 } })
+test('while stopping, a refusal carries HTTP 503 when http.errorStatus is http', async (t) => {
+  const srv = await startTestServer(t, { http: { errorStatus: 'http' } })
+  srv.ue.stopAccepting()
   const { body, contentType } = multipartBody([
-    { name: 'upfile', filename: 'slow.png', value: png(64, 64) },
+    { name: 'upfile', filename: 'late.png', value: png(8, 8) },
   ])
-  const head = `POST /ueditor?action=image HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
-  const held = rawExchange(
-    srv,
-    [Buffer.concat([Buffer.from(head), body.subarray(0, 100)]), body.subarray(100)],
-    {
-      gapMs: 2_000,
-      maxMs: 20_000,
-    },
-  )
-  await inFlight(srv)
-  const closed = srv.close()
   const res = await fetch(srv.action('image'), {
     method: 'POST',
     body: new Uint8Array(body),
@@ -264,6 +287,4 @@ test('during a shutdown a refusal carries HTTP 503 when http.errorStatus is http
   assert.equal(res.status, 503)
   assert.equal(res.headers.get('retry-after'), '5')
   assert.equal((await res.json()).code, 'UE_SHUTTING_DOWN')
-  assert.equal(firstJsonBody((await held).text)?.state, 'SUCCESS')
-  await closed
 })

@@ -72,6 +72,25 @@ describe('logs', () => {
     assert.equal(typeof access?.time, 'string')
   })
 
+  test('the access line names the client: the peer, or behind a trusted proxy the address it forwards', async (t) => {
+    const log = collector()
+    const srv = await startTestServer(
+      t,
+      { http: { trustProxy: ['loopback'] } },
+      { logger: createLogger({ level: 'info', format: 'json', destination: log.stream }) },
+    )
+    await (await fetch(srv.action('config'), { headers: { 'X-Request-Id': 'direct' } })).text()
+    await (
+      await fetch(srv.action('config'), {
+        headers: { 'X-Request-Id': 'proxied', 'X-Forwarded-For': '203.0.113.9' },
+      })
+    ).text()
+    const clientOf = (id: string) =>
+      log.records().find((r) => r.reqId === id && r.msg === 'request')?.client
+    assert.equal(clientOf('direct'), '127.0.0.1')
+    assert.equal(clientOf('proxied'), '203.0.113.9')
+  })
+
   test('the audit lines an upload and a refused credential write carry their own request ids', async (t) => {
     const log = collector()
     const srv = await startTestServer(

@@ -136,7 +136,7 @@ describe('S35: traversal and Unicode tricks on the file route', () => {
       '/uploads/image/../../ueditor.db',
     ]) {
       const exchange = await rawExchange(srv, [
-        `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+        `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
       ])
       assert.match(exchange.text, /^HTTP\/1\.1 (400|404) /, target)
       assert.doesNotMatch(exchange.text, /SQLite format|root:/, target)

@@ -121,7 +121,7 @@ describe('S9: malformed multipart never crashes or hangs', () => {
     const exchange = await rawExchange(
       srv,
       [
-        `POST /ueditor?action=image HTTP/1.1\r\nHost: x\r\nContent-Type: ${TYPE}\r\nContent-Length: ${body.length}\r\n\r\n`,
+        `POST /ueditor?action=image HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${TYPE}\r\nContent-Length: ${body.length}\r\n\r\n`,
         body.subarray(0, body.length / 2),
       ],
       { gapMs: 20, maxMs: 300 },

@@ -42,10 +42,14 @@ describe('S13: slowloris headers and slow bodies', () => {
     const trickle = Array.from({ length: 30 }, (_, i) => `X-Slow-${i}: ${i}\r\n`)
     const attack = Promise.all([
       ...Array.from({ length: 15 }, () =>
-        rawExchange(srv, ['GET /ueditor?action=config HTTP/1.1\r\nHost: x\r\n', ...trickle], {
-          gapMs: 300,
-          maxMs: 12_000,
-        }),
+        rawExchange(
+          srv,
+          ['GET /ueditor?action=config HTTP/1.1\r\nHost: 127.0.0.1\r\n', ...trickle],
+          {
+            gapMs: 300,
+            maxMs: 12_000,
+          },
+        ),
       ),
       ...Array.from({ length: 5 }, () => rawExchange(srv, [], { maxMs: 12_000 })),
     ])
@@ -63,7 +67,7 @@ describe('S13: slowloris headers and slow bodies', () => {
     const { body, contentType } = multipartBody([
       { name: 'upfile', filename: 'slow.png', value: png(100, 100, { noise: true }) },
     ])
-    const head = `POST /ueditor?action=image HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
+    const head = `POST /ueditor?action=image HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
     const drip = Array.from({ length: 4 }, (_, i) => body.subarray(2048 + i, 2049 + i))
     const attack = Promise.all(
       Array.from({ length: 10 }, () =>

@@ -54,7 +54,7 @@ function imageBody(bytes: Buffer = png(8, 8, { noise: true })) {
 function slowUpload(srv: TestServer, holdMs: number) {
   const { body, contentType } = imageBody(png(50, 50, { noise: true }))
   const { pathname, search } = new URL(srv.action('image'))
-  const head = `POST ${pathname}${search} HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
+  const head = `POST ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
   return rawExchange(
     srv,
     [Buffer.concat([Buffer.from(head), body.subarray(0, 1000)]), body.subarray(1000)],
@@ -132,7 +132,7 @@ describe('S61: refusals the client can read, and bursts that are not refused', (
     const gone = rawExchange(
       srv,
       [
-        `POST ${pathname}${search} HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`,
+        `POST ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`,
         body,
       ],
       { maxMs: 1_000 },
@@ -183,7 +183,7 @@ describe('S61: refusals the client can read, and bursts that are not refused', (
     assert.equal(answerOf(await send(srv, body, contentType))?.state, 'SUCCESS')
     const { pathname, search } = new URL(srv.action('image'))
     const started = Date.now()
-    const head = `POST ${pathname}${search} HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: 50000000\r\n\r\n`
+    const head = `POST ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${contentType}\r\nContent-Length: 50000000\r\n\r\n`
     // Headers and 100 KB of a declared 50 MB, then nothing: the server must not wait for more.
     const e = await rawExchange(srv, [head, Buffer.alloc(100_000, 1)], { maxMs: 20_000 })
     assert.equal(e.closedByServer, true)
@@ -199,7 +199,7 @@ describe('S61: refusals the client can read, and bursts that are not refused', (
     const { body, contentType } = imageBody()
     assert.equal(answerOf(await send(srv, body, contentType))?.state, 'SUCCESS')
     const { pathname, search } = new URL(srv.action('image'))
-    const head = `POST ${pathname}${search} HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: 1000000\r\n\r\n`
+    const head = `POST ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${contentType}\r\nContent-Length: 1000000\r\n\r\n`
     const started = Date.now()
     const e = await rawExchange(srv, [head, Buffer.alloc(10_000, 1)], { maxMs: 20_000 })
     assert.equal(e.closedByServer, true)

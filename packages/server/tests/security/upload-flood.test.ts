@@ -62,7 +62,7 @@ describe('S14: upload floods and disk exhaustion', () => {
     const { body, contentType } = multipartBody([
       { name: 'upfile', filename: 'slow.png', value: png(50, 50, { noise: true }) },
     ])
-    const head = `POST /ueditor?action=image HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
+    const head = `POST /ueditor?action=image HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`
     // Holds one upload open: headers and half the body, then the rest after a while.
     const slow = rawExchange(
       srv,

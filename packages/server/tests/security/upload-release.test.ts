@@ -180,6 +180,40 @@ describe('S44: every upload path releases its slot, its spool and its connection
     assert.equal(stillOpen, true)
   })
 
+  test('a trusted proxy may hold more than limits.connectionsPerClient connections, since it carries many clients', async (t) => {
+    const srv = await startTestServer(t, {
+      limits: { connectionsPerClient: 2 },
+      http: { trustProxy: ['127.0.0.1'] },
+    })
+    const { port } = new URL(srv.url)
+    const open = (localAddress: string) =>
+      new Promise<{ isClosed: () => boolean; closed: Promise<void> }>((resolve) => {
+        const socket = connect({ port: Number(port), host: '127.0.0.1', localAddress })
+        t.after(() => {
+          socket.destroy()
+        })
+        let isClosed = false
+        const closed = new Promise<void>((r) =>
+          socket.once('close', () => {
+            isClosed = true
+            r()
+          }),
+        )
+        socket.once('connect', () => resolve({ isClosed: () => isClosed, closed }))
+        socket.on('error', () => {})
+      })
+    const proxy = []
+    for (let i = 0; i < 4; i++) proxy.push(await open('127.0.0.1'))
+    const other = []
+    for (let i = 0; i < 3; i++) other.push(await open('127.0.0.9'))
+    // An untrusted address past the limit is cut off; by then the proxy's four were let in.
+    await other[2]?.closed
+    assert.deepEqual(
+      [...proxy, ...other].map((c) => c.isClosed()),
+      [false, false, false, false, false, false, true],
+    )
+  })
+
   test('spool folders left by a killed process are removed at the next start, a live one is kept', async (t) => {
     const first = await startTestServer(t)
     const tempDir = first.ue.config.uploads.tempDir
