@@ -376,8 +376,12 @@ test('behind the documented nginx site, two clients have their own failed sign-i
   const wrong = { Authorization: 'Bearer not-a-token-of-this-site' }
   assert.equal(await list('203.0.113.7', wrong), 'UE_UNAUTHORIZED')
   assert.equal(await list('203.0.113.7', wrong), 'UE_UNAUTHORIZED')
-  assert.equal(await list('203.0.113.7', await bearer()), 'UE_AUTH_THROTTLED')
+  assert.equal(await list('203.0.113.7', wrong), 'UE_AUTH_THROTTLED')
+  // The other client's failures are its own: its first wrong token is checked, not throttled.
+  assert.equal(await list('203.0.113.8', wrong), 'UE_UNAUTHORIZED')
   assert.equal(await list('203.0.113.8', await bearer('bob')), 'SUCCESS')
+  // A valid credential is served even from the throttled address.
+  assert.equal(await list('203.0.113.7', await bearer()), 'SUCCESS')
   const clients = new Set(
     log.records.filter((r) => r.msg === 'request' && r.route === 'editor').map((r) => r.client),
   )
