@@ -79,7 +79,13 @@ function isPermissionError(err: unknown): err is NodeJS.ErrnoException & { path:
 
 /** A folder the server may not write to: which one, as which user, and how to fix it. */
 function permissionText(err: NodeJS.ErrnoException & { path: string }): string {
-  const { username, uid } = userInfo()
+  const uid = process.getuid?.() ?? -1
+  let username = `uid ${uid}`
+  try {
+    username = userInfo().username
+  } catch {
+    // A uid without a passwd entry (containers) has no name; the number says who it is.
+  }
   let dataDir: string | undefined
   try {
     dataDir = loadConfig().dataDir
@@ -93,7 +99,7 @@ function permissionText(err: NodeJS.ErrnoException & { path: string }): string {
   const why = err.code === 'EROFS' ? 'is on a read-only file system' : 'is not writable'
   const target = dataDir ?? err.path
   return (
-    `ueditor-server cannot ${what} ${why} for user ${username} (uid ${uid}) (${err.code}).\n` +
+    `ueditor-server cannot ${what} ${why} for user ${username} (uid ${uid}, ${err.code}).\n` +
     `  Fix: give that user the data folder (sudo mkdir -p ${target} && sudo chown -R ${username} ${target}),\n` +
     '  or point UEDITOR_DATA_DIR at a folder it can write. Nothing was served.\n'
   )
