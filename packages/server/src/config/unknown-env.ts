@@ -22,12 +22,7 @@ export function unknownEnvVars(env: NodeJS.ProcessEnv, known: readonly string[])
   const out: UnknownEnvVar[] = []
   for (const name of Object.keys(env).sort()) {
     if (!name.startsWith(PREFIX) || knownSet.has(name) || env[name] === undefined) continue
-    // Compared without the shared prefix, so eight equal letters do not make any name "close".
-    const near = closest(
-      name.slice(PREFIX.length),
-      ours.map((k) => k.slice(PREFIX.length)),
-    )
-    const suggestion = near === undefined ? undefined : `${PREFIX}${near}`
+    const suggestion = nearestKnown(name.slice(PREFIX.length), ours, known)
     const refused = suggestion !== undefined || name.startsWith(`${PREFIX}AUTH`)
     const hint = suggestion ? ` (did you mean ${suggestion}?)` : ''
     out.push({
@@ -40,4 +35,24 @@ export function unknownEnvVars(env: NodeJS.ProcessEnv, known: readonly string[])
     })
   }
   return out
+}
+
+/** The known variable `suffix` (a name without `UEDITOR_`) most likely meant, if any. */
+function nearestKnown(
+  suffix: string,
+  ours: readonly string[],
+  known: readonly string[],
+): string | undefined {
+  // `UEDITOR_PORT` for `PORT`: the variables without the prefix, named with it by mistake.
+  const bare = known.find((k) => !k.startsWith(PREFIX) && k === suffix)
+  if (bare) return bare
+  // Compared without the shared prefix, so eight equal letters do not make any name "close".
+  const near = closest(
+    suffix,
+    ours.map((k) => k.slice(PREFIX.length)),
+  )
+  if (near !== undefined) return `${PREFIX}${near}`
+  // `UEDITOR_JWT_SECRET` for `UEDITOR_AUTH_JWT_SECRET`: a known name's tail, when only one has it.
+  const tails = ours.filter((k) => k.endsWith(`_${suffix}`))
+  return tails.length === 1 ? tails[0] : undefined
 }

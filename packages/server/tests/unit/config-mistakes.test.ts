@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { unknownEditorKeys } from '../../src/config/editor-keys.js'
-import { loadConfig } from '../../src/config/load.js'
+import { loadConfig, unknownVariables } from '../../src/config/load.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { Logger } from '../../src/shared/types.js'
 import { blob, png } from '../helpers/fixtures.js'
@@ -226,4 +226,34 @@ test('a refused type logs the allowed extensions, and a missing file the field n
       limit: { fieldNames: ['upfile'] },
     },
   ])
+})
+
+test('an unknown UEDITOR_ variable is refused when it looks like one of ours or is an auth name, and only reported otherwise', () => {
+  const found = unknownVariables({
+    UEDITOR_AUTH_TOKEN: 'x',
+    UEDITOR_IMAGE_MAXSIZE: '1',
+    UEDITOR_PORT: '80',
+    UEDITOR_JWT_SECRET: 'x',
+    UEDITOR_AUTH_BEARER: 'x',
+    UEDITOR_FRONTEND_BUILD_ID: '42',
+    UEDITOR_AUTH_TOKENS: 'alice:alice-token-0123456789abcdef',
+    UEDITOR_CONFIG: 'ueditor.json',
+    NOT_OURS: '1',
+  })
+  assert.deepEqual(
+    found.map((u) => [u.name, u.suggestion ?? null, u.refused]),
+    [
+      ['UEDITOR_AUTH_BEARER', null, true],
+      ['UEDITOR_AUTH_TOKEN', 'UEDITOR_AUTH_TOKENS', true],
+      ['UEDITOR_FRONTEND_BUILD_ID', null, false],
+      ['UEDITOR_IMAGE_MAXSIZE', 'UEDITOR_IMAGE_MAX_SIZE', true],
+      ['UEDITOR_JWT_SECRET', 'UEDITOR_AUTH_JWT_SECRET', true],
+      ['UEDITOR_PORT', 'PORT', true],
+    ],
+  )
+  assert.throws(
+    () => loadConfig({ env: { UEDITOR_PORT: '80' } }),
+    /unknown variable UEDITOR_PORT \(did you mean PORT\?\)/,
+  )
+  assert.doesNotThrow(() => loadConfig({ env: { UEDITOR_FRONTEND_BUILD_ID: '42' } }))
 })
