@@ -234,7 +234,7 @@ test('an unknown UEDITOR_ variable is refused when it looks like one of ours or 
     UEDITOR_IMAGE_MAXSIZE: '1',
     UEDITOR_PORT: '80',
     UEDITOR_JWT_SECRET: 'x',
-    UEDITOR_AUTH_BEARER: 'x',
+    UEDITOR_AUTH_SESSION_COOKIE: 'x',
     UEDITOR_FRONTEND_BUILD_ID: '42',
     UEDITOR_AUTH_TOKENS: 'alice:alice-token-0123456789abcdef',
     UEDITOR_CONFIG: 'ueditor.json',
@@ -243,7 +243,7 @@ test('an unknown UEDITOR_ variable is refused when it looks like one of ours or 
   assert.deepEqual(
     found.map((u) => [u.name, u.suggestion ?? null, u.refused]),
     [
-      ['UEDITOR_AUTH_BEARER', null, true],
+      ['UEDITOR_AUTH_SESSION_COOKIE', null, true],
       ['UEDITOR_AUTH_TOKEN', 'UEDITOR_AUTH_TOKENS', true],
       ['UEDITOR_FRONTEND_BUILD_ID', null, false],
       ['UEDITOR_IMAGE_MAXSIZE', 'UEDITOR_IMAGE_MAX_SIZE', true],
