@@ -92,15 +92,23 @@ function permissionText(err: NodeJS.ErrnoException & { path: string }): string {
   } catch {
     // The config loaded once already; if it no longer does, the path alone is the hint.
   }
-  const what =
-    err.syscall === 'mkdir'
-      ? `create the folder ${err.path}: ${dirname(err.path)}`
-      : `write ${err.path}: it`
-  const why = err.code === 'EROFS' ? 'is on a read-only file system' : 'is not writable'
-  const target = dataDir ?? err.path
+  const mkdir = err.syscall === 'mkdir'
+  const what = mkdir
+    ? `create the folder ${err.path}: ${dirname(err.path)}`
+    : `${err.syscall ?? 'open'} ${err.path}: it`
+  const why =
+    err.code === 'EROFS'
+      ? 'is on a read-only file system'
+      : mkdir
+        ? 'is not writable'
+        : 'is not allowed'
+  // The server writes all over the data folder: fixing one folder inside it would only move the error.
+  const inData =
+    dataDir !== undefined && (err.path === dataDir || err.path.startsWith(`${dataDir}/`))
+  const target = inData ? dataDir : err.path
   return (
     `ueditor-server cannot ${what} ${why} for user ${username} (uid ${uid}, ${err.code}).\n` +
-    `  Fix: give that user the data folder (sudo mkdir -p ${target} && sudo chown -R ${username} ${target}),\n` +
-    '  or point UEDITOR_DATA_DIR at a folder it can write. Nothing was served.\n'
+    `  Fix: give that user the folder (sudo mkdir -p ${target} && sudo chown -R ${username} ${target}),\n` +
+    '  or point UEDITOR_DATA_DIR (and any folder set apart from it) at one it can write. Nothing was served.\n'
   )
 }
