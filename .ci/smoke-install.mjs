@@ -153,6 +153,10 @@ void createMaterialLoaders
   if (list.list?.[0]?.url !== answer.url)
     throw new Error(`listImage answered ${JSON.stringify(list)}`)
   const engine = /index: +SQLite \S+ through (\S+)/.exec(banner)?.[1] ?? 'see banner'
+  // What the README promises for Node 22.13+ without a compiler: the failed optional build is
+  // left out quietly, and the index runs on Node's own SQLite.
+  if (noCompiler && engine !== 'node:sqlite')
+    throw new Error(`without a compiler the index opened through ${engine}, not node:sqlite`)
   step(
     `ok: ${installed.name}@${installed.version} installed, served and stored an upload (SQLite through ${engine})`,
   )

@@ -9,7 +9,7 @@ import type { AuthorizeHook } from './auth/types.js'
 import { aiEnabled } from './config/ai-driver.js'
 import { crossOriginProblem } from './config/cross-origin.js'
 import { unknownEditorKeys } from './config/editor-keys.js'
-import { type LoadOptions, loadConfig, type ServerConfig } from './config/load.js'
+import { type LoadOptions, loadConfig, type ServerConfig, unknownVariables } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
 import type { AiUsageStore } from './db/ai-usage.js'
 import { MATERIALS_MIGRATION } from './db/migrations.js'
@@ -126,6 +126,9 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   })
   for (const unknown of unknownEditorKeys(config.editor, config.editorExtraKeys))
     log.warn({ key: unknown.key, suggestion: unknown.suggestion }, unknown.message)
+  // The likely typos stopped loadConfig; these are names unlike any of ours.
+  for (const unknown of unknownVariables(options.env ?? process.env))
+    log.warn({ variable: unknown.name }, unknown.message)
   const crossOrigin = crossOriginProblem(config)
   if (crossOrigin)
     log.warn({ relative: crossOrigin.relative }, `${crossOrigin.message}; ${crossOrigin.fix}`)

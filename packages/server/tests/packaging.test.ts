@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
@@ -94,4 +97,28 @@ test('both packages share one version, and the server depends on exactly that lo
     changelog.includes(`## ${server.version}`),
     `CHANGELOG.md has no "## ${server.version}" section`,
   )
+})
+
+test('the release pack command creates its destination folder and writes both tarballs there, and git ignores release/', async () => {
+  const parent = await mkdtemp(join(tmpdir(), 'ueditor-release-'))
+  try {
+    const destination = join(parent, 'release')
+    const { version } = manifest('packages/server')
+    execFileSync('npm', ['run', '--silent', 'release:pack', '--', destination], {
+      cwd: ROOT,
+      env: { ...process.env, npm_config_ignore_scripts: 'true' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    assert.deepEqual((await readdir(destination)).sort(), [
+      `ueditor-backend-loaders-${version}.tgz`,
+      `ueditor-backend-server-${version}.tgz`,
+    ])
+  } finally {
+    await rm(parent, { recursive: true, force: true })
+  }
+  const ignored = execFileSync('git', ['check-ignore', 'release/x.tgz'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  })
+  assert.equal(ignored.trim(), 'release/x.tgz')
 })

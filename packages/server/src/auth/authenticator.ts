@@ -4,7 +4,7 @@ import { requestLogger } from '../shared/log.js'
 import { requestInfo } from '../shared/request-info.js'
 import { urlOf } from '../shared/request-url.js'
 import type { Logger } from '../shared/types.js'
-import { presentedCredential } from './credentials.js'
+import { presentedCredential, unreadQueryToken } from './credentials.js'
 import { jwtVerifier, KEYS_UNAVAILABLE } from './jwt.js'
 import type { ResolvedMode } from './mode.js'
 import { proxiedWithoutAuthGuard } from './proxied.js'
@@ -57,10 +57,26 @@ export function createAuthenticator(
     reason: 'missing' | 'invalid' | 'throttled',
     channel: string,
     address: string | undefined,
+    url?: URL,
   ): never => {
+    // A token in `serverUrl` that no setting reads looks like "missing"; say where it went.
+    const unread = reason === 'missing' && url ? unreadQueryToken(url, channels) : null
     requestLogger(log, request).warn(
-      { audit: 'auth', verdict: 'refused', reason, channel, address },
-      'auth refused',
+      {
+        audit: 'auth',
+        verdict: 'refused',
+        reason,
+        channel,
+        address,
+        ...(unread ? { queryToken: unread } : {}),
+      },
+      unread
+        ? `auth refused: a token arrived in the query parameter "${unread}", which is not read ${
+            channels.queryParam
+              ? `(auth.queryParam is "${channels.queryParam}")`
+              : 'while auth.queryParam is off'
+          }; UEDITOR_AUTH_QUERY_PARAM=${unread} accepts it (docs/auth.md)`
+        : 'auth refused',
     )
     throw new UeError(reason === 'throttled' ? 'UE_AUTH_THROTTLED' : 'UE_UNAUTHORIZED', {
       detail: reason,
@@ -115,7 +131,7 @@ export function createAuthenticator(
         if (user && typeof user.user === 'string' && user.user.length > 0)
           return { user: user.user, admin: user.admin === true, channel: 'hook' }
       }
-      return refuse(request, 'missing', 'none', address)
+      return refuse(request, 'missing', 'none', address, url)
     },
   }
 }

@@ -54,3 +54,25 @@ export function presentedCredential(
 function usable(token: string | undefined): token is string {
   return token !== undefined && token.length > 0 && token.length <= MAX_TOKEN
 }
+
+/** Query parameters a page's `serverUrl` commonly carries a token in. */
+const TOKEN_LIKE_PARAMS = [
+  'token',
+  'access_token',
+  'accessToken',
+  'auth',
+  'auth_token',
+  'authToken',
+  'jwt',
+  'bearer',
+]
+
+/**
+ * The query parameter that seems to hold a token the server did not read: one of the usual
+ * names, while `queryParam` is off or names another parameter. Null when there is none.
+ */
+export function unreadQueryToken(url: URL, o: ChannelOptions): string | null {
+  for (const name of TOKEN_LIKE_PARAMS)
+    if (name !== o.queryParam && url.searchParams.get(name)) return name
+  return null
+}

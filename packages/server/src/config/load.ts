@@ -6,6 +6,9 @@ import { pageKeyProblems, withAiDriver } from './ai-driver.js'
 import { withFormulaRenderer } from './formula-url.js'
 import { withOwnHosts } from './local-domains.js'
 import { ACTIVE_CONTENT_EXTS, type ParsedServerConfig, ServerConfigSchema } from './schema.js'
+import { knownKeysAt } from './schema-keys.js'
+import { closest } from './suggest.js'
+import { type UnknownEnvVar, unknownEnvVars } from './unknown-env.js'
 
 /** The validated config with every derived path and URL filled in. */
 export type ServerConfig = ParsedServerConfig & {
@@ -22,7 +25,7 @@ type PostgresIndex = Extract<ParsedServerConfig['index'], { driver: 'postgres' }
 
 type S3Storage = Extract<ParsedServerConfig['storage'], { driver: 's3' }>
 
-type Kind = 'string' | 'int' | 'list' | 'bool'
+type Kind = 'string' | 'int' | 'size' | 'list' | 'bool'
 interface EnvVar {
   name: string
   paths: readonly (readonly string[])[]
@@ -222,7 +225,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   {
     name: 'UEDITOR_DRAIN_MAX_BYTES',
     paths: one('http', 'drainMaxBytes'),
-    kind: 'int',
+    kind: 'size',
     help: 'unread body bytes read before a refusal',
   },
   {
@@ -241,8 +244,8 @@ export const ENV_VARS: readonly EnvVar[] = [
     (kind): EnvVar => ({
       name: `UEDITOR_${kind.toUpperCase()}_MAX_SIZE`,
       paths: one('editor', `${kind}MaxSize`),
-      kind: 'int',
-      help: `${kind}MaxSize in bytes`,
+      kind: 'size',
+      help: `${kind}MaxSize: bytes, or a size such as 2MB`,
     }),
   ),
   ...(['image', 'catcher', 'video', 'audio', 'file'] as const).map(
@@ -365,7 +368,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   {
     name: 'UEDITOR_LIMIT_MIN_FREE_BYTES',
     paths: one('limits', 'minFreeBytes'),
-    kind: 'int',
+    kind: 'size',
     help: 'free space kept on the storage volume',
   },
   {
@@ -401,8 +404,8 @@ export const ENV_VARS: readonly EnvVar[] = [
   {
     name: 'UEDITOR_QUOTA_BYTES',
     paths: one('limits', 'quotaBytes'),
-    kind: 'int',
-    help: 'per user',
+    kind: 'size',
+    help: 'bytes stored per user (2GB; 0: no quota)',
   },
   { name: 'UEDITOR_AUTH', paths: one('auth', 'mode'), kind: 'string', help: 'auth mode' },
   { name: 'UEDITOR_AUTH_TOKENS', paths: one('auth', 'tokens'), kind: 'list', help: 'user:token' },
@@ -548,21 +551,39 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
       merged.storage = { ...merged.storage, driver: 'bucket' in merged.storage ? 's3' : 'local' }
   }
   const source = sourceOf({ file, fromFile, env, overrides: options.overrides ?? {} })
+  for (const unknown of unknownVariables(env)) if (unknown.refused) problems.push(unknown.message)
   problems.push(...activeContentProblems(merged, source), ...pageKeyProblems(merged))
   const result = ServerConfigSchema.safeParse(merged)
   if (!result.success) {
     for (const issue of result.error.issues) {
       const path = issue.path.map(String)
-      // An unknown key is reported on its parent object; name the layer that holds the key.
-      const keys = issue.code === 'unrecognized_keys' ? issue.keys : []
-      const where = keys.length > 0 ? source([...path, keys[0] as string], false) : source(path)
-      problems.push(`${path.join('.') || '(root)'}${where}: ${issue.message}`)
+      if (issue.code === 'unrecognized_keys') {
+        // Reported on the parent object: one line per key, named with its layer and the nearest key.
+        const known = knownKeysAt(ServerConfigSchema, issue.path as (string | number)[])
+        for (const key of issue.keys) {
+          const near = closest(key, known)
+          const hint = near ? ` (did you mean ${[...path, near].join('.')}?)` : ''
+          problems.push(
+            `${[...path, key].join('.')}${source([...path, key], false)}: unknown key${hint}`,
+          )
+        }
+        continue
+      }
+      problems.push(`${path.join('.') || '(root)'}${source(path)}: ${issue.message}`)
     }
   }
   if (problems.length > 0 || !result.success) {
     throw new UeError('UE_CONFIG_INVALID', { detail: `\n  - ${problems.join('\n  - ')}` })
   }
   return resolveDerived(result.data, cwd)
+}
+
+/**
+ * `UEDITOR_*` variables the server does not read. A likely typo of one of ours, or anything
+ * under `UEDITOR_AUTH`, is refused by `loadConfig`; the others are for the caller to warn about.
+ */
+export function unknownVariables(env: NodeJS.ProcessEnv = process.env): UnknownEnvVar[] {
+  return unknownEnvVars(env, [...ENV_VARS.map((v) => v.name), 'UEDITOR_CONFIG'])
 }
 
 export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConfig {

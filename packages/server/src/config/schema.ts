@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js'
 import { z } from 'zod'
+import { parseByteSize, SIZE_FORMS } from './byte-size.js'
 import { EDITOR_DEFAULTS, EDITOR_OPTION_NAMES } from './editor-defaults.js'
 import { USER_ID } from './user-id.js'
 
@@ -59,7 +60,18 @@ const actionName = z
       'clashes with a UEditor option name; the editor looks action names up as options first and would replace it',
   })
 const fieldName = z.string().regex(/^[A-Za-z0-9_.[\]-]{1,64}$/, 'must be 1-64 safe characters')
-const byteSize = z.number().int().positive()
+/** A byte count, as bytes or with a unit (`2MB`, `512KB`, `1.5GiB`), checked against `bounds`. */
+const size = (bounds: z.ZodNumber = z.number().int().min(0)) =>
+  z
+    .custom<number | string>()
+    .transform((value, ctx) => {
+      const bytes = parseByteSize(value)
+      if (bytes !== undefined) return bytes
+      ctx.addIssue({ code: 'custom', message: SIZE_FORMS })
+      return z.NEVER
+    })
+    .pipe(bounds)
+const byteSize = size(z.number().int().positive())
 const urlPrefix = z.string().max(2048)
 const align = z.enum(['none', 'left', 'right', 'center'])
 const extList = z
@@ -398,7 +410,7 @@ export const ServerConfigSchema = z.strictObject({
        * A refused request's unread body is read and thrown away up to this many bytes before
        * the answer, so the client can read it; past it the connection is closed.
        */
-      drainMaxBytes: z.number().int().min(0).default(4_194_304),
+      drainMaxBytes: size().default(4_194_304),
       /** The longest a refused request's body is drained before the connection is closed. */
       drainTimeoutMs: z.number().int().min(0).default(10_000),
     })
@@ -510,7 +522,7 @@ export const ServerConfigSchema = z.strictObject({
       /** Load the demo materials when the materials tables are first created. */
       seed: z.boolean().default(true),
       /** Largest JSON request body. */
-      maxBodyBytes: z.number().int().min(1024).max(16_777_216).default(262_144),
+      maxBodyBytes: size(z.number().int().min(1024).max(16_777_216)).default(262_144),
     })
     .prefault({}),
   /** The TeX formula renderer behind `<path>.svg?<TeX>` and `.png` (docs/formula.md). */
@@ -531,7 +543,7 @@ export const ServerConfigSchema = z.strictObject({
       /** Heap of one render worker, in MiB. */
       memoryMb: z.number().int().min(32).max(4096).default(256),
       /** Rendered images kept in memory, in bytes. */
-      cacheBytes: z.number().int().min(0).max(4_294_967_296).default(33_554_432),
+      cacheBytes: size(z.number().int().min(0).max(4_294_967_296)).default(33_554_432),
       /** PNG pixels per SVG pixel, each way. */
       pngScale: z.number().min(0.5).max(4).default(2),
     })
@@ -548,11 +560,11 @@ export const ServerConfigSchema = z.strictObject({
       /** How long a waiting upload waits for a slot before it is refused. */
       uploadQueueWaitMs: z.number().int().min(0).default(30_000),
       /** Refuse uploads when the storage volume has less free space than this. 0: off. */
-      minFreeBytes: z.number().int().min(0).default(134_217_728),
+      minFreeBytes: size().default(134_217_728),
       /** Open connections one client address may hold on the standalone server. 0: off. */
       connectionsPerClient: z.number().int().min(0).default(256),
       /** Bytes one user may have stored, summed in the index (docs/auth.md). 0: no quota. */
-      quotaBytes: z.number().int().min(0).default(0),
+      quotaBytes: size().default(0),
       /** Signed-in users whose uploads skip the per-client rate and in-flight limits (docs/benchmarks.md). */
       exemptUsers: z.array(userId).default([]),
     })

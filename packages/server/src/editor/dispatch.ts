@@ -1,6 +1,6 @@
 import { ANONYMOUS } from '../auth/authenticator.js'
 import { isCrossSite } from '../auth/cross-site.js'
-import { isUeError, UeError } from '../shared/errors.js'
+import { isUeError, refusalLevel, UeError } from '../shared/errors.js'
 import { requestLogger } from '../shared/log.js'
 import { messageFor } from '../shared/messages.js'
 import { noMetrics } from '../shared/metrics.js'
@@ -153,8 +153,9 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       return jsonp ? jsonpResponse(callback ?? '', result) : jsonResponse(result)
     } catch (e) {
       if (isUeError(e)) {
-        if (e.status >= 500) log.error({ err: e, cause: e.cause }, 'editor action failed')
-        else log.debug(refusalDetails(def, e, config), 'editor request refused')
+        const level = refusalLevel(e)
+        if (level === 'error') log.error({ err: e, cause: e.cause }, 'editor action failed')
+        else log[level](refusalDetails(def, e, config), 'editor request refused')
         return fail(e)
       }
       log.error({ err: e, action: def?.name }, 'unexpected error in editor action')

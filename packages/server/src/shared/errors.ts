@@ -77,6 +77,23 @@ export class UeError extends Error {
   }
 }
 
+/**
+ * 5xx codes that are the moment's, not a fault: the server is leaving, busy or nearly full.
+ * Any client can cause them, so they are logged as one line without a stack, never as errors.
+ */
+const EXPECTED_FAILURES: Partial<Record<UeErrorCode, 'info' | 'warn'>> = {
+  UE_SHUTTING_DOWN: 'info',
+  UE_BUSY: 'warn',
+  UE_FORMULA_BUSY: 'warn',
+  UE_STORAGE_FULL: 'warn',
+}
+
+/** How loudly to log a refusal: a client's mistake at debug, a fault of ours at error. */
+export function refusalLevel(error: UeError): 'debug' | 'info' | 'warn' | 'error' {
+  if (error.status < 500) return 'debug'
+  return EXPECTED_FAILURES[error.code] ?? 'error'
+}
+
 export function isUeError(e: unknown): e is UeError {
   return e instanceof UeError
 }

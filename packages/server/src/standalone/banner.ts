@@ -1,4 +1,6 @@
 import { isIP } from 'node:net'
+import type { ResolvedMode } from '../auth/mode.js'
+import type { ServerConfig } from '../config/load.js'
 import { resolveSqliteEngine } from '../db/open.js'
 import type { RunningServer } from './serve.js'
 
@@ -39,6 +41,7 @@ export function bannerText(server: RunningServer, version: string): string {
   out += row('data folder', config.dataDir)
   out += row('index', index)
   out += row('uploads', files)
+  out += row('auth', authSummary(config, server.ue.auth))
   if (isPublicBind(config.http.host)) {
     const reach = wildcard
       ? `every address of this machine (${config.http.host})`
@@ -48,4 +51,26 @@ export function bannerText(server: RunningServer, version: string): string {
       '  Bind HOST=127.0.0.1 behind a reverse proxy (docs/deploy.md), or firewall the port.\n'
   }
   return out
+}
+
+/** Who may use the server, in one line: the mode and what it checks, or that anyone may. */
+export function authSummary(config: ServerConfig, mode: ResolvedMode): string {
+  const { auth } = config
+  const also = auth.queryParam
+    ? `; tokens also read from the query parameter ${auth.queryParam}`
+    : ''
+  switch (mode.mode) {
+    case 'none':
+      return `none${mode.explicit ? ' (UEDITOR_AUTH=none)' : ''}: anyone who reaches this server may upload, list and capture files`
+    case 'tokens': {
+      const users = new Set(auth.tokens.map((t) => t.slice(0, t.indexOf(':')))).size
+      return `static tokens (${users} user${users === 1 ? '' : 's'})${also}`
+    }
+    case 'jwt': {
+      const keys = auth.jwt.secret ? 'HS256 secret' : `keys from ${auth.jwt.jwksUrl}`
+      return `JWT (${keys}, audience ${auth.jwt.audience})${also}`
+    }
+    case 'hook':
+      return `the host app's authorize function${also}`
+  }
 }

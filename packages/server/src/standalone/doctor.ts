@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import { constants } from 'node:fs'
-import { access, mkdtemp, rm, stat, statfs } from 'node:fs/promises'
+import { access, mkdtemp, readdir, rm, stat, statfs } from 'node:fs/promises'
+import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { Readable } from 'node:stream'
+import { bindVerdict, resolveAuthMode } from '../auth/mode.js'
 import { crossOriginProblem } from '../config/cross-origin.js'
 import { unknownEditorKeys } from '../config/editor-keys.js'
-import { loadConfig, type ServerConfig } from '../config/load.js'
+import { loadConfig, type ServerConfig, unknownVariables } from '../config/load.js'
 import { openMetadataStore, resolveSqliteEngine } from '../db/open.js'
 import { storageDriver } from '../server.js'
 import { isUeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
-import { isPublicBind } from './banner.js'
+import { authSummary, isPublicBind } from './banner.js'
 
 export type Verdict = 'ok' | 'warn' | 'fail'
 
@@ -74,6 +76,14 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
         ? `rename it to ${unknown.suggestion}`
         : `remove it, or add it to editorExtraKeys`,
     })
+  for (const unknown of unknownVariables(env))
+    findings.push({
+      verdict: 'warn',
+      check: 'config',
+      message: unknown.message,
+      fix: `unset ${unknown.name} if it is not meant for this server`,
+    })
+  findings.push(checkAuth(config))
   const crossOrigin = crossOriginProblem(config)
   if (crossOrigin)
     findings.push({
@@ -89,6 +99,7 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
       message: `${config.http.host}:${config.http.port} accepts connections from every network`,
       fix: 'bind to 127.0.0.1 behind a reverse proxy (docs/deploy.md), or firewall the port',
     })
+  findings.push(await checkPort(config.http.host, config.http.port))
 
   findings.push(await checkFolder('data folder', config.dataDir))
   if (config.storage.driver === 'local' && !config.storage.root.startsWith(`${config.dataDir}/`))
@@ -100,6 +111,64 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
   findings.push(await checkDatabase(config))
   if (config.storage.driver === 's3') findings.push(await checkBucket(config))
   return findings
+}
+
+/** Who may use the server: the mode, said plainly, and whether the start allows it here. */
+function checkAuth(config: ServerConfig): Finding {
+  const check = 'auth'
+  const mode = resolveAuthMode(config.auth, false)
+  const message = authSummary(config, mode)
+  if (bindVerdict(config.http.host, mode) === 'refuse')
+    return {
+      verdict: 'fail',
+      check,
+      message: `${message}; the start refuses this on ${config.http.host}, which is not loopback`,
+      fix: 'set UEDITOR_AUTH_TOKENS, UEDITOR_AUTH_JWT_SECRET or UEDITOR_AUTH_JWKS_URL (docs/auth.md), or UEDITOR_AUTH=none to serve everyone on purpose',
+    }
+  if (mode.mode === 'none' && isPublicBind(config.http.host))
+    return {
+      verdict: 'warn',
+      check,
+      message,
+      fix: 'set UEDITOR_AUTH_TOKENS or a JWT setting (docs/auth.md)',
+    }
+  return { verdict: 'ok', check, message }
+}
+
+/** The listen address and port are free now (the start takes them before anything else). */
+async function checkPort(host: string, port: number): Promise<Finding> {
+  const check = 'port'
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
+  if (port === 0) return { verdict: 'ok', check, message: 'port 0: a free port is picked at start' }
+  const probe = createServer()
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject)
+      probe.listen({ host, port, exclusive: true }, resolve)
+    })
+    return { verdict: 'ok', check, message: `${where} is free` }
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    const why =
+      code === 'EADDRINUSE'
+        ? 'is in use by another process'
+        : code === 'EACCES'
+          ? 'needs privileges this user does not have'
+          : code === 'EADDRNOTAVAIL'
+            ? 'is not an address of this machine'
+            : `cannot be listened on (${code})`
+    return {
+      verdict: 'fail',
+      check,
+      message: `${where} ${why}`,
+      fix:
+        code === 'EADDRINUSE'
+          ? `stop the other server (ss -ltnp 'sport = :${port}' names it) or choose another port (PORT, http.port)`
+          : 'choose another address or port (HOST, PORT)',
+    }
+  } finally {
+    if (probe.listening) await new Promise((resolve) => probe.close(resolve))
+  }
 }
 
 /** A folder the server writes to: writable if it exists, else creatable (its parent writable). */
@@ -157,7 +226,38 @@ async function checkSite(dir: string, dataDir: string): Promise<Finding> {
       message: `${dir} is not a folder`,
       fix: 'create it and put the editor files and your page in it, or unset UEDITOR_STATIC_DIR',
     }
-  return { verdict: 'ok', check, message: `${dir} is served at /` }
+  const editor = await findEditorScript(dir, 3)
+  if (!editor)
+    return {
+      verdict: 'fail',
+      check,
+      message: `${dir} has no ueditor.all.js (looked 3 folders deep): a page that loads the editor from this server gets 404`,
+      fix: `copy the built editor (the folder holding ueditor.all.js, ueditor.config.js, dialogs/, lang/ and themes/) into it, e.g. ${join(dir, 'ueditor-plus')}/ (README, "First run")`,
+    }
+  return {
+    verdict: 'ok',
+    check,
+    message: `${dir} is served at / (editor at /${editor.slice(dir.length + 1)})`,
+  }
+}
+
+/** The first `ueditor.all.js` (or `.min.js`) under `dir`, breadth first, skipping dot-folders. */
+async function findEditorScript(dir: string, depth: number): Promise<string | undefined> {
+  let level = [dir]
+  for (let i = 0; i < depth && level.length > 0; i++) {
+    const next: string[] = []
+    for (const folder of level) {
+      const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
+      for (const e of entries)
+        if (e.isFile() && (e.name === 'ueditor.all.js' || e.name === 'ueditor.all.min.js'))
+          return join(folder, e.name)
+      for (const e of entries)
+        if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules')
+          next.push(join(folder, e.name))
+    }
+    level = next
+  }
+  return undefined
 }
 
 async function checkFreeSpace(config: ServerConfig): Promise<Finding> {

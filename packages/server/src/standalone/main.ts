@@ -1,4 +1,7 @@
 #!/usr/bin/env node
+import { userInfo } from 'node:os'
+import { dirname } from 'node:path'
+import { loadConfig } from '../config/load.js'
 import { isUeError } from '../shared/errors.js'
 import { bannerText } from './banner.js'
 import { runDoctor } from './doctor.js'
@@ -30,8 +33,17 @@ async function main(argv: string[]): Promise<number> {
   process.stderr.write(bannerText(server, packageVersion()))
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
+      const started = performance.now()
       process.stderr.write(`${signal} received, finishing in-flight requests…\n`)
-      server.close().then(resolve, resolve)
+      const stopped = (trouble: string) => {
+        const seconds = ((performance.now() - started) / 1000).toFixed(1)
+        process.stderr.write(`ueditor-server stopped after ${signal} in ${seconds} s${trouble}\n`)
+        resolve()
+      }
+      server.close().then(
+        () => stopped(''),
+        (e: unknown) => stopped(`; closing failed: ${(e as Error).message}`),
+      )
     }
     process.once('SIGTERM', () => stop('SIGTERM'))
     process.once('SIGINT', () => stop('SIGINT'))
@@ -51,9 +63,52 @@ main(process.argv.slice(2)).then(
         `ueditor-server cannot listen on ${listen.address}:${listen.port}: ${why}. ` +
           'Stop the other server or choose another port (PORT, http.port); nothing was written.\n',
       )
+    } else if (isPermissionError(err)) {
+      process.stderr.write(permissionText(err))
     } else {
       process.stderr.write(`ueditor-server failed to start: ${(err as Error).message}\n`)
     }
     process.exit(1)
   },
 )
+
+function isPermissionError(err: unknown): err is NodeJS.ErrnoException & { path: string } {
+  const e = err as NodeJS.ErrnoException
+  return ['EACCES', 'EPERM', 'EROFS'].includes(e?.code ?? '') && typeof e.path === 'string'
+}
+
+/** A folder the server may not write to: which one, as which user, and how to fix it. */
+function permissionText(err: NodeJS.ErrnoException & { path: string }): string {
+  const uid = process.getuid?.() ?? -1
+  let username = `uid ${uid}`
+  try {
+    username = userInfo().username
+  } catch {
+    // A uid without a passwd entry (containers) has no name; the number says who it is.
+  }
+  let dataDir: string | undefined
+  try {
+    dataDir = loadConfig().dataDir
+  } catch {
+    // The config loaded once already; if it no longer does, the path alone is the hint.
+  }
+  const mkdir = err.syscall === 'mkdir'
+  const what = mkdir
+    ? `create the folder ${err.path}: ${dirname(err.path)}`
+    : `${err.syscall ?? 'open'} ${err.path}: it`
+  const why =
+    err.code === 'EROFS'
+      ? 'is on a read-only file system'
+      : mkdir
+        ? 'is not writable'
+        : 'is not allowed'
+  // The server writes all over the data folder: fixing one folder inside it would only move the error.
+  const inData =
+    dataDir !== undefined && (err.path === dataDir || err.path.startsWith(`${dataDir}/`))
+  const target = inData ? dataDir : err.path
+  return (
+    `ueditor-server cannot ${what} ${why} for user ${username} (uid ${uid}, ${err.code}).\n` +
+    `  Fix: give that user the folder (sudo mkdir -p ${target} && sudo chown -R ${username} ${target}),\n` +
+    '  or point UEDITOR_DATA_DIR (and any folder set apart from it) at one it can write. Nothing was served.\n'
+  )
+}

@@ -102,3 +102,81 @@ test('auth settings from the environment are validated, and a bad one is reporte
       !e.message.includes(leaked),
   )
 })
+
+/** The binary on port 0 until the test ends; resolves with its URL and its stderr so far. */
+async function serveUntilEnd(
+  t: { after(fn: () => Promise<void> | void): void },
+  env: NodeJS.ProcessEnv,
+): Promise<{ url: string; stderr: () => string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'ueditor-auth-'))
+  const child = spawn(process.execPath, [MAIN], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, UEDITOR_DATA_DIR: dir, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  t.after(async () => {
+    const exited = new Promise((r) => child.once('exit', r))
+    child.kill('SIGKILL')
+    await exited
+    await rm(dir, { recursive: true, force: true })
+  })
+  let stderr = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (c) => {
+      stderr += c
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr)
+      if (m) resolve(m[1] as string)
+    })
+    child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${stderr}`)))
+  })
+  return { url, stderr: () => stderr }
+}
+
+/** The auth audit lines the binary logged. */
+function auditLines(stderr: string): Record<string, unknown>[] {
+  return stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.audit === 'auth')
+}
+
+test('a token in the query while auth.queryParam is off is refused with a log line that names the setting accepting it', async (t) => {
+  const token = 'alice-token-0123456789abcdef'
+  const srv = await serveUntilEnd(t, {
+    UEDITOR_LOG_FORMAT: 'json',
+    UEDITOR_AUTH_TOKENS: `alice:${token}`,
+  })
+  const res = await fetch(`${srv.url}/ueditor?action=listImage&start=0&size=20&token=${token}`)
+  assert.equal((await res.json()).code, 'UE_UNAUTHORIZED')
+  const [line] = auditLines(srv.stderr())
+  assert.equal(line?.level, 'warn')
+  assert.equal(line?.reason, 'missing')
+  assert.equal(line?.queryToken, 'token')
+  assert.equal(
+    line?.msg,
+    'auth refused: a token arrived in the query parameter "token", which is not read while auth.queryParam is off; UEDITOR_AUTH_QUERY_PARAM=token accepts it (docs/auth.md)',
+  )
+  assert.doesNotMatch(srv.stderr(), new RegExp(token))
+
+  // Without a token in the query the line stays the plain refusal.
+  await (await fetch(`${srv.url}/ueditor?action=listImage&start=0&size=20`)).json()
+  assert.equal(auditLines(srv.stderr())[1]?.msg, 'auth refused')
+})
+
+test('a token in a query parameter other than the configured one is refused with a log line naming both', async (t) => {
+  const token = 'alice-token-0123456789abcdef'
+  const srv = await serveUntilEnd(t, {
+    UEDITOR_LOG_FORMAT: 'json',
+    UEDITOR_AUTH_TOKENS: `alice:${token}`,
+    UEDITOR_AUTH_QUERY_PARAM: 'ue_token',
+  })
+  const res = await fetch(`${srv.url}/ueditor?action=listImage&start=0&size=20&token=${token}`)
+  assert.equal((await res.json()).code, 'UE_UNAUTHORIZED')
+  assert.equal(
+    auditLines(srv.stderr())[0]?.msg,
+    'auth refused: a token arrived in the query parameter "token", which is not read (auth.queryParam is "ue_token"); UEDITOR_AUTH_QUERY_PARAM=token accepts it (docs/auth.md)',
+  )
+  const ok = await fetch(`${srv.url}/ueditor?action=listImage&start=0&size=20&ue_token=${token}`)
+  assert.equal((await ok.json()).state, 'SUCCESS')
+})

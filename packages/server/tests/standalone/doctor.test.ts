@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -16,6 +17,23 @@ async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<str
   return dir
 }
 
+/** A port nothing listens on now (the OS's pick for a socket that is closed again). */
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const { port } = probe.address() as { port: number }
+  await new Promise((resolve) => probe.close(resolve))
+  return port
+}
+
+/** A port held by a listener until the test ends. */
+async function heldPort(t: { after(fn: () => Promise<void>): void }): Promise<number> {
+  const holder: Server = createServer()
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => holder.close(() => resolve())))
+  return (holder.address() as { port: number }).port
+}
+
 /** The doctor's lines with the varying free-space figures blanked. */
 function lines(stdout: string): string[] {
   return stdout
@@ -26,10 +44,17 @@ function lines(stdout: string): string[] {
 
 test('doctor passes a fresh setup and says what start will create, writing nothing', async (t) => {
   const dir = await tempDir(t)
-  const out = await runCli(['doctor'], { UEDITOR_DATA_DIR: join(dir, 'data') }, dir)
+  const port = await freePort()
+  const out = await runCli(
+    ['doctor'],
+    { UEDITOR_DATA_DIR: join(dir, 'data'), PORT: String(port) },
+    dir,
+  )
   assert.equal(out.code, 0, out.stdout + out.stderr)
   assert.deepEqual(lines(out.stdout), [
     'ok    config: valid (UEDITOR_* variables over the defaults)',
+    'ok    auth: none: anyone who reaches this server may upload, list and capture files',
+    `ok    port: 127.0.0.1:${port} is free`,
     `ok    data folder: ${dir}/data does not exist yet; it is created at start`,
     `ok    free space: N free on the upload volume (${dir}); uploads stop below limits.minFreeBytes = 128 MiB`,
     `ok    database: SQLite ${dir}/data/ueditor.db through ${ENGINE}: no file yet; it is created at start`,
@@ -55,6 +80,7 @@ test('doctor finds the database of a data folder a server has used', async (t) =
 
 test('doctor names each broken part of a setup and what to do about it', async (t) => {
   const dir = await tempDir(t)
+  const port = await freePort()
   await writeFile(join(dir, 'not-a-folder'), 'x')
   await mkdir(join(dir, 'data'))
   await writeFile(
@@ -82,6 +108,7 @@ test('doctor names each broken part of a setup and what to do about it', async (
       UEDITOR_STATIC_DIR: join(dir, 'site'),
       UEDITOR_CONFIG: 'ueditor.json',
       HOST: '0.0.0.0',
+      PORT: String(port),
     },
     dir,
   )
@@ -95,8 +122,11 @@ test('doctor names each broken part of a setup and what to do about it', async (
     'ok    config: valid (ueditor.json and UEDITOR_* variables over the defaults)',
     'warn  config: unknown editor key `imageMaxSzie` (did you mean `imageMaxSize`?): it is passed to the browser as is; list it in `editorExtraKeys` if it is deliberate',
     '      fix: rename it to imageMaxSize',
-    'warn  listen: 0.0.0.0:8080 accepts connections from every network',
+    'fail  auth: none: anyone who reaches this server may upload, list and capture files; the start refuses this on 0.0.0.0, which is not loopback',
+    '      fix: set UEDITOR_AUTH_TOKENS, UEDITOR_AUTH_JWT_SECRET or UEDITOR_AUTH_JWKS_URL (docs/auth.md), or UEDITOR_AUTH=none to serve everyone on purpose',
+    `warn  listen: 0.0.0.0:${port} accepts connections from every network`,
     '      fix: bind to 127.0.0.1 behind a reverse proxy (docs/deploy.md), or firewall the port',
+    `ok    port: 0.0.0.0:${port} is free`,
     `ok    data folder: ${dir}/data is writable`,
     `fail  upload folder: ${dir}/not-a-folder exists but is not a folder`,
     '      fix: move that file away, or point the setting at a folder',
@@ -107,8 +137,118 @@ test('doctor names each broken part of a setup and what to do about it', async (
     `fail  database: SQLite ${dir}/data/ueditor.db through ${ENGINE}: cannot open the SQLite index: file is not a database`,
     '      fix: restore the file from a backup or point index.file (UEDITOR_SQLITE_FILE) elsewhere',
     '',
-    '4 problems to fix before the server can run.',
+    '5 problems to fix before the server can run.',
   ])
+})
+
+test('doctor fails a port in use and a static folder without the editor, and passes both once fixed', async (t) => {
+  const dir = await tempDir(t)
+  const held = await heldPort(t)
+  await mkdir(join(dir, 'site'))
+  await writeFile(join(dir, 'site', 'index.html'), '<!doctype html><title>page</title>')
+  const env = { UEDITOR_DATA_DIR: join(dir, 'data'), UEDITOR_STATIC_DIR: join(dir, 'site') }
+  const broken = await runCli(['doctor'], { ...env, PORT: String(held) }, dir)
+  assert.equal(broken.code, 1, broken.stdout)
+  assert.ok(
+    broken.stdout.includes(
+      `fail  port: 127.0.0.1:${held} is in use by another process\n` +
+        `      fix: stop the other server (ss -ltnp 'sport = :${held}' names it) or choose another port (PORT, http.port)\n`,
+    ),
+    broken.stdout,
+  )
+  assert.ok(
+    broken.stdout.includes(
+      `fail  static site: ${dir}/site has no ueditor.all.js (looked 3 folders deep): a page that loads the editor from this server gets 404\n`,
+    ),
+    broken.stdout,
+  )
+  assert.match(broken.stdout, /\n2 problems to fix before the server can run\.\n$/)
+  assert.doesNotMatch(broken.stdout, /Ready to serve/)
+
+  await mkdir(join(dir, 'site', 'ueditor-plus'))
+  await writeFile(join(dir, 'site', 'ueditor-plus', 'ueditor.all.js'), '// the editor')
+  const port = await freePort()
+  const fixed = await runCli(['doctor'], { ...env, PORT: String(port) }, dir)
+  assert.equal(fixed.code, 0, fixed.stdout)
+  assert.ok(fixed.stdout.includes(`ok    port: 127.0.0.1:${port} is free\n`), fixed.stdout)
+  assert.ok(
+    fixed.stdout.includes(
+      `ok    static site: ${dir}/site is served at / (editor at /ueditor-plus/ueditor.all.js)\n`,
+    ),
+    fixed.stdout,
+  )
+  assert.match(fixed.stdout, /\nReady to serve\.\n$/)
+})
+
+test('doctor refuses a misspelt UEDITOR_ variable and unknown config keys at any depth, naming the nearest real one', async (t) => {
+  const dir = await tempDir(t)
+  await writeFile(
+    join(dir, 'ueditor.json'),
+    JSON.stringify({ auth: { tokns: [], jwt: { audiense: 'x' } }, http: { prot: 80 }, limts: {} }),
+  )
+  const out = await runCli(
+    ['doctor'],
+    {
+      UEDITOR_DATA_DIR: join(dir, 'data'),
+      UEDITOR_AUTH_TOKEN: 'alice:alice-token-0123456789abcdef',
+      UEDITOR_IMAGE_MAXSIZE: '1024',
+      UEDITOR_CONFIG: 'ueditor.json',
+    },
+    dir,
+  )
+  assert.equal(out.code, 1, out.stdout)
+  assert.match(out.stdout, /^fail {2}config: invalid:\n/)
+  for (const line of [
+    '- unknown variable UEDITOR_AUTH_TOKEN (did you mean UEDITOR_AUTH_TOKENS?): the server does not read it, so what it was meant to set is not in force; rename it, or unset it',
+    '- unknown variable UEDITOR_IMAGE_MAXSIZE (did you mean UEDITOR_IMAGE_MAX_SIZE?)',
+    '- auth.tokns (from ueditor.json): unknown key (did you mean auth.tokens?)',
+    '- auth.jwt.audiense (from ueditor.json): unknown key (did you mean auth.jwt.audience?)',
+    '- http.prot (from ueditor.json): unknown key (did you mean http.port?)',
+    '- limts (from ueditor.json): unknown key (did you mean limits?)',
+  ])
+    assert.ok(out.stdout.includes(line), `${line}\nmissing in:\n${out.stdout}`)
+  // The token itself is never repeated.
+  assert.doesNotMatch(out.stdout, /alice-token/)
+})
+
+test('doctor warns about a UEDITOR_ variable unlike any of its own, names the auth mode, and reads sizes with units', async (t) => {
+  const dir = await tempDir(t)
+  const port = await freePort()
+  const out = await runCli(
+    ['doctor'],
+    {
+      UEDITOR_DATA_DIR: join(dir, 'data'),
+      PORT: String(port),
+      UEDITOR_FRONTEND_BUILD_ID: '42',
+      UEDITOR_AUTH_TOKENS: 'alice:alice-token-0123456789abcdef,bob:bob-token-0123456789abcdef',
+      UEDITOR_IMAGE_MAX_SIZE: '2MB',
+      UEDITOR_LIMIT_MIN_FREE_BYTES: '64 MiB',
+    },
+    dir,
+  )
+  assert.equal(out.code, 0, out.stdout)
+  assert.deepEqual(lines(out.stdout).slice(0, 5), [
+    'ok    config: valid (UEDITOR_* variables over the defaults)',
+    'warn  config: unknown variable UEDITOR_FRONTEND_BUILD_ID: the server does not read it (ueditor-server --help lists every variable)',
+    '      fix: unset UEDITOR_FRONTEND_BUILD_ID if it is not meant for this server',
+    'ok    auth: static tokens (2 users)',
+    `ok    port: 127.0.0.1:${port} is free`,
+  ])
+  assert.match(out.stdout, /uploads stop below limits\.minFreeBytes = 64 MiB/)
+  assert.match(out.stdout, /\nReady to serve \(1 warning\)\.\n$/)
+
+  const bad = await runCli(
+    ['doctor'],
+    { UEDITOR_DATA_DIR: join(dir, 'data'), UEDITOR_IMAGE_MAX_SIZE: '2 megs' },
+    dir,
+  )
+  assert.equal(bad.code, 1)
+  assert.ok(
+    bad.stdout.includes(
+      '- editor.imageMaxSize (from UEDITOR_IMAGE_MAX_SIZE=2 megs): must be a size: a number of bytes (2097152) or a number and a unit: 512KB, 2MB, 1.5GiB',
+    ),
+    bad.stdout,
+  )
 })
 
 test('doctor writes, reads and deletes a probe in a reachable bucket, and fails an unreachable one', async (t) => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { unknownEditorKeys } from '../../src/config/editor-keys.js'
-import { loadConfig } from '../../src/config/load.js'
+import { loadConfig, unknownVariables } from '../../src/config/load.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { Logger } from '../../src/shared/types.js'
 import { blob, png } from '../helpers/fixtures.js'
@@ -89,12 +89,32 @@ test('UEDITOR_EDITOR_EXTRA_KEYS lists deliberate extras', () => {
 
 test('a bad environment value is named with the variable and the value as written', () => {
   assert.deepEqual(
-    problems(() => loadConfig({ env: { UEDITOR_IMAGE_MAX_SIZE: '2MB', PORT: 'eighty' } })),
+    problems(() => loadConfig({ env: { UEDITOR_IMAGE_MAX_SIZE: '2 megs', PORT: 'eighty' } })),
     [
-      'editor.imageMaxSize (from UEDITOR_IMAGE_MAX_SIZE=2MB): Invalid input: expected number, received string',
+      'editor.imageMaxSize (from UEDITOR_IMAGE_MAX_SIZE=2 megs): must be a size: a number of bytes (2097152) or a number and a unit: 512KB, 2MB, 1.5GiB (B, KB, MB, GB, TB or KiB, MiB, GiB, TiB; KB and KiB both count 1024 bytes)',
       'http.port (from PORT=eighty): Invalid input: expected number, received string',
     ],
   )
+})
+
+test('sizes are read as bytes or with a unit, KB and KiB both counting 1024', () => {
+  const sizes = (value: unknown) =>
+    loadConfig({ env: {}, overrides: { editor: { imageMaxSize: value } } }).editor.imageMaxSize
+  assert.equal(sizes(2_097_152), 2_097_152)
+  assert.equal(sizes('2097152'), 2_097_152)
+  assert.equal(sizes('2MB'), 2_097_152)
+  assert.equal(sizes('2 mib'), 2_097_152)
+  assert.equal(sizes('512KB'), 524_288)
+  assert.equal(sizes('512KiB'), 524_288)
+  assert.equal(sizes('1.5GiB'), 1_610_612_736)
+  assert.equal(sizes('0.5k'), 512)
+  assert.equal(sizes('10B'), 10)
+  for (const bad of ['2 megs', '2MBs', 'MB', '-2MB', '1e6', '', true])
+    assert.throws(
+      () => sizes(bad),
+      /editor\.imageMaxSize \(from code: .*\): must be a size/,
+      `${JSON.stringify(bad)} was accepted`,
+    )
 })
 
 test('a bad file value is named with the file and the value', async (t) => {
@@ -114,7 +134,7 @@ test('a bad file value is named with the file and the value', async (t) => {
       'editor.fileAllowFiles (from site.json): ".html" can carry script; set security.allowActiveContent to allow it',
       'locale (from site.json: "fr"): Invalid option: expected one of "zh-CN"|"en"',
       'editor.imageMaxSize (from site.json: -1): Too small: expected number to be >0',
-      '(root) (from site.json): Unrecognized key: "typo"',
+      'typo (from site.json): unknown key',
     ],
   )
 })
@@ -206,4 +226,34 @@ test('a refused type logs the allowed extensions, and a missing file the field n
       limit: { fieldNames: ['upfile'] },
     },
   ])
+})
+
+test('an unknown UEDITOR_ variable is refused when it looks like one of ours or is an auth name, and only reported otherwise', () => {
+  const found = unknownVariables({
+    UEDITOR_AUTH_TOKEN: 'x',
+    UEDITOR_IMAGE_MAXSIZE: '1',
+    UEDITOR_PORT: '80',
+    UEDITOR_JWT_SECRET: 'x',
+    UEDITOR_AUTH_SESSION_COOKIE: 'x',
+    UEDITOR_FRONTEND_BUILD_ID: '42',
+    UEDITOR_AUTH_TOKENS: 'alice:alice-token-0123456789abcdef',
+    UEDITOR_CONFIG: 'ueditor.json',
+    NOT_OURS: '1',
+  })
+  assert.deepEqual(
+    found.map((u) => [u.name, u.suggestion ?? null, u.refused]),
+    [
+      ['UEDITOR_AUTH_SESSION_COOKIE', null, true],
+      ['UEDITOR_AUTH_TOKEN', 'UEDITOR_AUTH_TOKENS', true],
+      ['UEDITOR_FRONTEND_BUILD_ID', null, false],
+      ['UEDITOR_IMAGE_MAXSIZE', 'UEDITOR_IMAGE_MAX_SIZE', true],
+      ['UEDITOR_JWT_SECRET', 'UEDITOR_AUTH_JWT_SECRET', true],
+      ['UEDITOR_PORT', 'PORT', true],
+    ],
+  )
+  assert.throws(
+    () => loadConfig({ env: { UEDITOR_PORT: '80' } }),
+    /unknown variable UEDITOR_PORT \(did you mean PORT\?\)/,
+  )
+  assert.doesNotThrow(() => loadConfig({ env: { UEDITOR_FRONTEND_BUILD_ID: '42' } }))
 })

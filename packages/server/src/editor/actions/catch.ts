@@ -4,7 +4,7 @@ import { bareHostname, parseRemoteUrl } from '../../ingest/remote/guard.js'
 import { sniffAllowedExtension } from '../../ingest/sniff.js'
 import { createSpool, type Spool } from '../../ingest/temp-file.js'
 import { deadline } from '../../shared/deadline.js'
-import { isUeError, UeError, type UeErrorCode } from '../../shared/errors.js'
+import { isUeError, refusalLevel, UeError, type UeErrorCode } from '../../shared/errors.js'
 import { messageFor } from '../../shared/messages.js'
 import type { CatchRule } from '../action-table.js'
 import type { ActionContext } from '../deps.js'
@@ -147,7 +147,7 @@ async function catchOne(
       log.error({ err: e }, 'unexpected error while capturing a remote image')
       return failedEntry(config, source, new UeError('UE_INTERNAL'))
     }
-    if (e.status >= 500 && e.code !== 'UE_REMOTE_FAILED')
+    if (refusalLevel(e) === 'error' && e.code !== 'UE_REMOTE_FAILED')
       log.error({ err: e, cause: e.cause }, 'capturing a remote image failed')
     else log.debug({ code: e.code, detail: e.detail, source }, 'remote image not captured')
     return failedEntry(config, source, e)
