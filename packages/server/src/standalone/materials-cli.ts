@@ -9,12 +9,13 @@ import { withStore } from './with-store.js'
 export const MATERIALS_COMMANDS = `ueditor-server materials import <file.json>
        ueditor-server materials export [file.json]`
 
-const MATERIALS_USAGE = `Usage: ${MATERIALS_COMMANDS}
+export const MATERIALS_USAGE = `Usage: ${MATERIALS_COMMANDS}
 
 import  upserts categories, then materials, by id (running it twice changes nothing);
         the whole file is validated first and written in one transaction.
 export  writes every category and material as JSON (to stdout without a file).
-Both use the same configuration as "serve" (UEDITOR_CONFIG, UEDITOR_* variables).`
+Both use the same configuration as "serve" (--env-file, UEDITOR_CONFIG, UEDITOR_* variables)
+and never create an index that does not exist.`
 
 /** `ueditor-server materials …`; returns the exit code. */
 export async function runMaterialsCommand(args: readonly string[]): Promise<number> {
