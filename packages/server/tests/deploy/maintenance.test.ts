@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { DeleteObjectCommand } from '@aws-sdk/client-s3'
 import { EDITOR_DEFAULTS } from '../../src/config/editor-defaults.js'
 import { renderKey } from '../../src/ingest/keys.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
+import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
 
 // Tests run from packages/server/dist/tests/deploy; the guides are at the repository's root.
 const DOCS = fileURLToPath(new URL('../../../../../docs/', import.meta.url))
@@ -52,7 +54,11 @@ interface Machine {
  * puts it, the environment file (the documented one, with the test's folders and port, plus
  * `extraEnv`), the data folder and the backup folder.
  */
-async function machine(t: TestContext, extraEnv: string[]): Promise<Machine> {
+async function machine(
+  t: TestContext,
+  extraEnv: string[],
+  shellEnv: Record<string, string> = {},
+): Promise<Machine> {
   const root = await mkdtemp(join(tmpdir(), 'ue-machine-'))
   t.after(() => rm(root, { recursive: true, force: true }))
   const dataDir = join(root, 'var/lib/ueditor')
@@ -87,7 +93,7 @@ async function machine(t: TestContext, extraEnv: string[]): Promise<Machine> {
   t.after(() => server?.child.kill('SIGKILL'))
   const sh = (command: string) => {
     const child = spawn('sh', ['-c', command], {
-      env: { PATH: process.env.PATH },
+      env: { PATH: process.env.PATH, ...shellEnv },
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -243,6 +249,8 @@ async function backupAndRestore(
   m: Machine,
   backupBlock: string,
   restoreBlock: string,
+  /** Deletes one stored object, as a lost disk or a wrong command would. */
+  lose: (key: string) => Promise<void> = (key) => rm(join(m.dataDir, 'uploads', key)),
 ) {
   await m.start()
   const a = await upload(m, 'a.png')
@@ -254,10 +262,13 @@ async function backupAndRestore(
   const after = await upload(m, 'after.png')
   const before = await listed(m)
   assert.equal(before.length, 7)
+  // The files of the first two are lost: only the backup has them.
+  for (const url of [a, b]) await lose(keyOf(url))
+  for (const url of [a, b]) assert.equal((await fetch(`${m.url()}${url}`)).status, 404)
 
   const reconciled = await m.runBlock(restoreBlock)
   assert.ok(reconciled, 'the restore ends with files reconcile')
-  // What was in the index backup is listed and served again.
+  // What was in the index backup is listed and served again, from the restored files.
   const restored = await listed(m)
   for (const url of [a, b]) {
     assert.ok(restored.includes(url), url)
@@ -268,8 +279,10 @@ async function backupAndRestore(
   assert.equal(reconciled.code, 3, reconciled.stdout)
   assert.match(reconciled.stdout, new RegExp(`^object without row: ${keyOf(after)} \\(`, 'm'))
   assert.match(reconciled.stdout, / 0 rows without an object/)
-  for (const url of [...stored, a, b])
+  for (const url of [...stored, a, b]) {
     assert.equal(restored.includes(url), !reconciled.stdout.includes(keyOf(url)), url)
+    assert.equal((await fetch(`${m.url()}${url}`)).status, 200, url)
+  }
   await m.stop()
   t.diagnostic(`restored ${restored.length} of ${before.length} uploads`)
 }
@@ -311,5 +324,55 @@ test('the documented PostgreSQL and local-uploads backup and restore run as writ
     m,
     withUrl(documentedBlock('operations.md', '# Back up: PostgreSQL index, then local uploads')),
     withUrl(documentedBlock('operations.md', '# Restore: PostgreSQL index and local uploads')),
+  )
+})
+
+test('the documented SQLite and S3 backup and restore run as written with the AWS CLI against the bucket', async (t) => {
+  const cli = spawnSync('aws', ['--version'], { encoding: 'utf8' })
+  if (cli.status !== 0) {
+    const reason = 'the AWS CLI (aws) is not installed; install it (pip install awscli)'
+    if (process.env.CI === 'true') assert.fail(reason)
+    return t.skip(reason)
+  }
+  const s3 = await startS3rver()
+  t.after(() => s3.close())
+  const bucket = await s3.createBucket()
+  const m = await machine(
+    t,
+    [
+      'UEDITOR_LOG_LEVEL=warn',
+      'UEDITOR_IMAGES_ENABLED=false',
+      'UEDITOR_STORAGE=s3',
+      `UEDITOR_S3_BUCKET=${bucket}`,
+      'UEDITOR_S3_REGION=us-east-1',
+      `UEDITOR_S3_ENDPOINT=${s3.endpoint}`,
+      'UEDITOR_S3_FORCE_PATH_STYLE=true',
+      `UEDITOR_S3_ACCESS_KEY_ID=${S3RVER_CREDENTIALS.accessKeyId}`,
+      `UEDITOR_S3_SECRET_ACCESS_KEY=${S3RVER_CREDENTIALS.secretAccessKey}`,
+      'UEDITOR_S3_PREFIX=site',
+    ],
+    // What `aws configure` would hold, pointed at the test's S3 server.
+    {
+      AWS_ENDPOINT_URL: s3.endpoint,
+      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+      AWS_DEFAULT_REGION: 'us-east-1',
+      AWS_REQUEST_CHECKSUM_CALCULATION: 'when_required',
+      AWS_RESPONSE_CHECKSUM_VALIDATION: 'when_required',
+      HOME: tmpdir(),
+    },
+  )
+  const withBucket = (block: string) => {
+    assert.ok(block.includes('s3://my-bucket/site/'), block)
+    return block.replaceAll('s3://my-bucket/', `s3://${bucket}/`)
+  }
+  await backupAndRestore(
+    t,
+    m,
+    withBucket(documentedBlock('operations.md', '# Back up: SQLite index, then S3 uploads')),
+    withBucket(documentedBlock('operations.md', '# Restore: SQLite index and S3 uploads')),
+    async (key) => {
+      await s3.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: `site/${key}` }))
+    },
   )
 })
