@@ -6,6 +6,10 @@ import type { MetadataStore } from '../db/types.js'
 export interface WithStoreOptions {
   /** Bring the schema up to date first (default true); a backup copies the file as it is. */
   migrate?: boolean
+  /** Create a missing SQLite index (only when the command line asked for it), and say so. */
+  create?: boolean
+  /** Added to the message about a missing index. */
+  hint?: string
 }
 
 /**
@@ -21,10 +25,11 @@ export async function withStore(
   const config = loadConfig()
   if (config.index.driver === 'sqlite' && config.index.file !== ':memory:') {
     const found = await stat(config.index.file).catch(() => null)
-    if (!found?.isFile()) {
-      process.stderr.write(missingIndex(config.index.file, config.dataDir))
+    if (!found?.isFile() && !options.create) {
+      process.stderr.write(missingIndex(config.index.file, config.dataDir, options.hint))
       return 1
     }
+    if (!found) process.stdout.write(`Creating a new index at ${config.index.file}\n`)
   }
   const store = await openMetadataStore(config.index)
   try {
@@ -35,13 +40,13 @@ export async function withStore(
   }
 }
 
-function missingIndex(file: string, dataDir: string): string {
+function missingIndex(file: string, dataDir: string, hint = ''): string {
   return (
     `No index at ${file}; this command never creates one.\n` +
-    `The server creates it on its first start, in its data folder (now ${dataDir}), so the ` +
-    'likely cause is that this command did not get the settings the service runs with. ' +
-    'Give it the same environment file as the service, e.g.\n' +
-    '  ueditor-server --env-file /etc/ueditor/ueditor.env files reconcile\n' +
-    '(or set UEDITOR_DATA_DIR / UEDITOR_SQLITE_FILE as the service does; docs/operations.md).\n'
+    `The server creates it on its first start, in its data folder (now ${dataDir}). So either ` +
+    'this command did not get the settings the service runs with (give it the same ' +
+    'environment file: ueditor-server --env-file /etc/ueditor/ueditor.env <command>, or set ' +
+    'UEDITOR_DATA_DIR / UEDITOR_SQLITE_FILE as the service does; docs/operations.md), or the ' +
+    `server has not started on this data folder yet.${hint ? ` ${hint}` : ''}\n`
   )
 }
