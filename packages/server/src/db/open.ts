@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises'
+import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
 import type { Pool } from 'pg'
@@ -172,9 +172,39 @@ function storeOver(
     aiUsage: createAiUsageStore(db),
     ping: () => guarded(async () => void (await sql`select 1`.execute(db))),
     migrate: () => migrateToLatest(db),
+    backup: (file) => backupTo(db, dialect, file),
     close: () => {
       closing ??= db.destroy()
       return closing
     },
+  }
+}
+
+/** Works on both SQLite engines (unlike their two backup APIs), and never blocks writers. */
+async function backupTo(
+  db: Kysely<DbSchema>,
+  dialect: MetadataStore['dialect'],
+  file: string,
+): Promise<void> {
+  if (dialect !== 'sqlite')
+    throw new UeError('UE_INDEX_FAILED', {
+      detail: 'a PostgreSQL index is backed up with pg_dump (docs/operations.md)',
+    })
+  const target = resolve(file)
+  const partial = `${target}.${process.pid}.partial`
+  try {
+    await rm(partial, { force: true })
+    await sql`vacuum into ${partial}`.execute(db)
+    const handle = await open(partial, 'r+')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await rename(partial, target)
+  } catch (cause) {
+    await rm(partial, { force: true }).catch(() => {})
+    const reason = cause instanceof Error ? `: ${cause.message}` : ''
+    throw new UeError('UE_INDEX_FAILED', { detail: `cannot write ${target}${reason}`, cause })
   }
 }

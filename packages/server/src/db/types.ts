@@ -71,5 +71,11 @@ export interface MetadataStore {
   ping(): Promise<void>
   /** Returns the names of the migrations this call ran (empty when already up to date). */
   migrate(): Promise<string[]>
+  /**
+   * SQLite only: writes a consistent copy of the database to `file` while it stays in use
+   * (`VACUUM INTO` a temporary file next to it, synced, then renamed over `file`). PostgreSQL
+   * fails with UE_INDEX_FAILED: it is backed up with `pg_dump`.
+   */
+  backup(file: string): Promise<void>
   close(): Promise<void>
 }

@@ -5,14 +5,45 @@ import { loadConfig } from '../config/load.js'
 import { isUeError } from '../shared/errors.js'
 import { bannerText } from './banner.js'
 import { runDoctor } from './doctor.js'
-import { runFilesCommand } from './files-cli.js'
-import { runMaterialsCommand } from './materials-cli.js'
+import { applyEnvFile, EnvFileError } from './env-file.js'
+import { FILES_USAGE, runFilesCommand } from './files-cli.js'
+import { INDEX_USAGE, runIndexCommand } from './index-cli.js'
+import { MATERIALS_USAGE, runMaterialsCommand } from './materials-cli.js'
 import { startServer } from './serve.js'
-import { usageText } from './usage.js'
+import { DOCTOR_USAGE, usageText } from './usage.js'
 import { packageVersion } from './version.js'
 
-async function main(argv: string[]): Promise<number> {
+/** What `ueditor-server <command> --help` prints. */
+const COMMAND_USAGE: Record<string, () => string> = {
+  serve: usageText,
+  doctor: () => `${DOCTOR_USAGE}\n`,
+  materials: () => `${MATERIALS_USAGE}\n`,
+  files: () => `${FILES_USAGE}\n`,
+  index: () => `${INDEX_USAGE}\n`,
+}
+
+async function main(args: string[]): Promise<number> {
+  const envFile = takeEnvFile(args)
+  if (envFile && 'problem' in envFile) {
+    process.stderr.write(`${envFile.problem}\n\n${usageText()}`)
+    return 2
+  }
+  const argv = envFile === undefined ? args : args.filter((_, i) => !envFile.positions.has(i))
   const command = argv[0] ?? 'serve'
+  const help = COMMAND_USAGE[command]
+  if (help && argv.slice(1).some((a) => a === '--help' || a === '-h')) {
+    process.stdout.write(help())
+    return 0
+  }
+  if (envFile !== undefined) {
+    try {
+      for (const note of applyEnvFile(envFile.file)) process.stderr.write(`${note}\n`)
+    } catch (e) {
+      if (!(e instanceof EnvFileError)) throw e
+      process.stderr.write(`${e.message}\n`)
+      return 1
+    }
+  }
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(usageText())
     return 0
@@ -23,6 +54,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'materials') return runMaterialsCommand(argv.slice(1))
   if (command === 'files') return runFilesCommand(argv.slice(1))
+  if (command === 'index') return runIndexCommand(argv.slice(1))
   if (command === 'doctor' && argv.length === 1) return runDoctor()
   if (command !== 'serve' || argv.length > 1) {
     const what = command === 'serve' ? `argument "${argv[1]}"` : `command "${command}"`
@@ -49,6 +81,26 @@ async function main(argv: string[]): Promise<number> {
     process.once('SIGINT', () => stop('SIGINT'))
   })
   return 0
+}
+
+/**
+ * `--env-file <file>` or `--env-file=<file>`, wherever it stands: the file and the argument
+ * positions it took, nothing when absent, or the problem with it.
+ */
+function takeEnvFile(
+  args: readonly string[],
+): { file: string; positions: Set<number> } | { problem: string } | undefined {
+  let found: { file: string; positions: Set<number> } | undefined
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string
+    if (arg !== '--env-file' && !arg.startsWith('--env-file=')) continue
+    if (found) return { problem: '--env-file is given twice.' }
+    const inline = arg.startsWith('--env-file=')
+    const file = inline ? arg.slice('--env-file='.length) : args[i + 1]
+    if (!file || file.startsWith('-')) return { problem: '--env-file needs a file.' }
+    found = { file, positions: new Set(inline ? [i] : [i, i + 1]) }
+  }
+  return found
 }
 
 main(process.argv.slice(2)).then(

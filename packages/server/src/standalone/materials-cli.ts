@@ -6,19 +6,23 @@ import { isUeError } from '../shared/errors.js'
 import { withStore } from './with-store.js'
 
 /** The command lines, for the binary's own usage text. */
-export const MATERIALS_COMMANDS = `ueditor-server materials import <file.json>
+export const MATERIALS_COMMANDS = `ueditor-server materials import <file.json> [--create-index]
        ueditor-server materials export [file.json]`
 
-const MATERIALS_USAGE = `Usage: ${MATERIALS_COMMANDS}
+export const MATERIALS_USAGE = `Usage: ${MATERIALS_COMMANDS}
 
 import  upserts categories, then materials, by id (running it twice changes nothing);
         the whole file is validated first and written in one transaction.
+        --create-index: a new install has no index before its first start; create it
+        (import before the first start also keeps the demo materials out).
 export  writes every category and material as JSON (to stdout without a file).
-Both use the same configuration as "serve" (UEDITOR_CONFIG, UEDITOR_* variables).`
+Both use the same configuration as "serve" (--env-file, UEDITOR_CONFIG, UEDITOR_* variables).
+Without --create-index neither creates an index that does not exist.`
 
 /** `ueditor-server materials …`; returns the exit code. */
 export async function runMaterialsCommand(args: readonly string[]): Promise<number> {
-  const [command, file, ...extra] = args
+  const create = args[0] === 'import' && args.includes('--create-index')
+  const [command, file, ...extra] = args.filter((a) => !create || a !== '--create-index')
   const usage = (problem: string) => {
     process.stderr.write(`${problem}\n\n${MATERIALS_USAGE}\n`)
     return 2
@@ -26,16 +30,27 @@ export async function runMaterialsCommand(args: readonly string[]): Promise<numb
   if (extra.length > 0) return usage(`Unexpected argument "${extra[0]}".`)
   if (command === 'import') {
     if (file === undefined) return usage('materials import needs a file.')
-    return withStore((store) => runImport(store, file))
+    let text: string
+    try {
+      text = await readFile(file, 'utf8')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      process.stderr.write(`No such file: ${file}\n`)
+      return 1
+    }
+    return withStore((store) => runImport(store, file, text), {
+      create,
+      hint: 'On a new install, import with --create-index.',
+    })
   }
   if (command === 'export') return withStore((store) => runExport(store, file))
   return usage(command === undefined ? 'Missing command.' : `Unknown command "${command}".`)
 }
 
-async function runImport(store: MetadataStore, file: string): Promise<number> {
+async function runImport(store: MetadataStore, file: string, text: string): Promise<number> {
   let doc: unknown
   try {
-    doc = parseJsonSafely(await readFile(file, 'utf8'))
+    doc = parseJsonSafely(text)
     const summary = await importMaterials(store.materials, doc)
     process.stdout.write(
       `Imported ${file}\n` +
@@ -46,10 +61,6 @@ async function runImport(store: MetadataStore, file: string): Promise<number> {
   } catch (err) {
     if (isUeError(err) && err.status < 500) {
       process.stderr.write(`Import refused, nothing was written: ${err.detail ?? err.code}\n`)
-      return 1
-    }
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      process.stderr.write(`No such file: ${file}\n`)
       return 1
     }
     throw err

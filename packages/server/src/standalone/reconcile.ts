@@ -1,5 +1,4 @@
 import type { FileIndex, IndexedKey } from '../db/types.js'
-import { toStorageKey } from '../ingest/keys.js'
 import { UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
 import { compareKeys, type ListedObject, type StorageDriver } from '../storage/driver.js'
@@ -10,16 +9,26 @@ const ROW_BATCH = 1000
 export type Mismatch =
   | { kind: 'object without row'; key: string; size: number; at: number }
   | { kind: 'row without object'; key: string; size: number; at: number }
-  /** An object whose name no upload could have: left alone, it may belong to someone else. */
+  /** An object whose name this server never gives: left alone, it belongs to someone else. */
   | { kind: 'foreign object'; key: string; size: number; at: number }
 
 /** What was done about one mismatch. */
-export type Action = 'reported' | 'fixed' | 'kept: younger than the grace period' | 'kept: changed'
+export type Action =
+  | 'reported'
+  | 'fixed'
+  | 'kept: younger than the grace period'
+  | 'kept: changed'
+  | 'kept: not a name this server gives'
 
 export interface ReconcileOptions {
   storage: StorageDriver
   files: FileIndex
   fix: boolean
+  /**
+   * The key when this server could have given it (`keyRecogniser` over the configured path
+   * formats), else null: only such objects are ever deleted.
+   */
+  ours(key: string): StorageKey | null
   /** With `fix`, only objects and rows at least this old are removed. */
   graceMs: number
   onMismatch(m: Mismatch, action: Action): void
@@ -58,7 +67,8 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileSummary> 
   let row = await rows.next()
 
   const settle = async (m: Mismatch, remove: () => Promise<boolean>) => {
-    if (!o.fix || m.kind === 'foreign object') return o.onMismatch(m, 'reported')
+    if (!o.fix) return o.onMismatch(m, 'reported')
+    if (m.kind === 'foreign object') return o.onMismatch(m, 'kept: not a name this server gives')
     if (now - m.at < o.graceMs) return o.onMismatch(m, 'kept: younger than the grace period')
     const removed = await remove()
     if (removed) summary.fixed++
@@ -75,7 +85,7 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileSummary> 
     } else if (order < 0 && !object.done) {
       const { key, size, modifiedAt } = object.value
       summary.objects++
-      const valid = toStorageKey(key)
+      const valid = o.ours(key)
       if (valid === null) {
         summary.foreign++
         await settle({ kind: 'foreign object', key, size, at: modifiedAt }, async () => false)

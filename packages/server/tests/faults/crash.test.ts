@@ -7,6 +7,8 @@ import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3'
+import { EDITOR_DEFAULTS } from '../../src/config/editor-defaults.js'
+import { renderKey } from '../../src/ingest/keys.js'
 import { runCli } from '../helpers/cli.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
@@ -112,7 +114,8 @@ async function crashAndReconcile(
 
   // Nothing of the cut uploads became an object.
   assert.deepEqual((await storage.keys()).sort(), [keyOf(kept.url), keyOf(lost.url)].sort())
-  const orphan = 'image/20200101/orphan-left-by-a-crash.png'
+  // Named as an upload is: only such a name is ever deleted by --fix.
+  const orphan = renderKey(EDITOR_DEFAULTS.imagePathFormat, '.png', new Date(2020, 0, 1))
   await storage.plantOrphan(orphan)
   await storage.loseObject(keyOf(lost.url))
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
@@ -58,8 +58,15 @@ test('materials import upserts by id, and importing the same file again changes 
   const file = join(dir, 'in.json')
   await writeFile(file, JSON.stringify(DOC))
 
-  const first = await cli(dir, 'materials', 'import', file)
+  const refused = await cli(dir, 'materials', 'import', file)
+  assert.equal(refused.code, 1, 'a fresh data folder has no index, and import makes none unasked')
+  assert.match(refused.stderr, new RegExp(`^No index at ${join(dir, 'ueditor.db')}; `))
+  assert.match(refused.stderr, /On a new install, import with --create-index\.\n$/)
+  assert.deepEqual(await readdir(dir), ['in.json'])
+
+  const first = await cli(dir, 'materials', 'import', file, '--create-index')
   assert.equal(first.code, 0, first.stderr)
+  assert.match(first.stdout, new RegExp(`^Creating a new index at ${join(dir, 'ueditor.db')}\n`))
   assert.match(first.stdout, /categories: 3 created, 0 updated, 0 unchanged/)
   assert.match(first.stdout, /materials: {2}3 created, 0 updated, 0 unchanged/)
 
@@ -105,13 +112,14 @@ test('an export imported into a fresh data folder exports the same again', async
   const source = await tempDir(t)
   const target = await tempDir(t)
   await writeFile(join(source, 'in.json'), JSON.stringify(DOC))
-  assert.equal((await cli(source, 'materials', 'import', join(source, 'in.json'))).code, 0)
+  const seeded = await cli(source, 'materials', 'import', join(source, 'in.json'), '--create-index')
+  assert.equal(seeded.code, 0)
 
   const out = join(source, 'out.json')
   const written = await cli(source, 'materials', 'export', out)
   assert.equal(written.code, 0, written.stderr)
   assert.match(written.stdout, /Exported 3 categories and 3 materials/)
-  const imported = await cli(target, 'materials', 'import', out)
+  const imported = await cli(target, 'materials', 'import', out, '--create-index')
   assert.equal(imported.code, 0, imported.stderr)
   assert.match(imported.stdout, /categories: 3 created/)
 
@@ -150,7 +158,7 @@ test('an invalid import file is refused as a whole, listing the problems', async
       materials: [{ id: 1, name: 'm', content: '' }],
     }),
   )
-  const run = await cli(dir, 'materials', 'import', file)
+  const run = await cli(dir, 'materials', 'import', file, '--create-index')
   assert.equal(run.code, 1)
   assert.match(run.stderr, /Import refused, nothing was written: categories\.1\.parentId: .*loop/)
 

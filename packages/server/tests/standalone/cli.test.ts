@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -36,7 +36,9 @@ test('ueditor-server --help lists the commands and every environment variable', 
     'doctor',
     'materials import',
     'materials export',
-    'files reconcile [--fix] [--grace <duration>]',
+    'files reconcile [--fix] [--grace <duration>] [--quiet]',
+    'index backup <file>',
+    '--env-file <file>',
     '--version',
   ]
   for (const command of commands) assert.ok(out.stdout.includes(command), command)
@@ -145,4 +147,88 @@ test('a start with CORS origins and relative URLs in the config answer logs a wa
   const absolute = { ...cors, UEDITOR_PUBLIC_URL: 'https://ue.example.com/uploads/' }
   assert.deepEqual(warnings(await startAndStop(absolute)), [])
   assert.deepEqual(warnings(await startAndStop(base)), [])
+})
+
+test('every command and subcommand prints its usage for --help and -h, exits 0 and touches nothing', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'ueditor-help-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const usages: [string[], RegExp][] = [
+    [['serve'], /^Usage: ueditor-server \[--env-file <file>\] \[serve\]/],
+    [['doctor'], /^Usage: ueditor-server \[--env-file <file>\] doctor/],
+    [['materials'], /^Usage: ueditor-server materials import/],
+    [['materials', 'import'], /^Usage: ueditor-server materials import/],
+    [['materials', 'export'], /^Usage: ueditor-server materials import/],
+    [['files'], /^Usage: ueditor-server files reconcile/],
+    [['files', 'reconcile'], /^Usage: ueditor-server files reconcile/],
+    [['files', 'reconcile', '--fix'], /^Usage: ueditor-server files reconcile/],
+    [['index'], /^Usage: ueditor-server index backup <file>/],
+    [['index', 'backup'], /^Usage: ueditor-server index backup <file>/],
+  ]
+  for (const [args, usage] of usages)
+    for (const flag of ['--help', '-h']) {
+      const out = await runCli([...args, flag], {}, dir)
+      assert.equal(out.code, 0, `${args.join(' ')} ${flag}: ${out.stderr}`)
+      assert.match(out.stdout, usage, `${args.join(' ')} ${flag}`)
+      assert.equal(out.stderr, '')
+    }
+  assert.deepEqual(await readdir(dir), [], 'no data folder or index was created')
+})
+
+test('a maintenance command run without the service’s settings fails, names the index it looked for and creates nothing', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'ueditor-cron-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  for (const args of [
+    ['files', 'reconcile'],
+    ['files', 'reconcile', '--fix'],
+    ['index', 'backup', join(dir, 'backup.db')],
+    ['materials', 'export'],
+  ]) {
+    const out = await runCli(args, {}, dir)
+    assert.equal(out.code, 1, args.join(' '))
+    assert.equal(out.stdout, '')
+    assert.match(out.stderr, new RegExp(`^No index at ${join(dir, 'data', 'ueditor.db')}; `))
+    assert.match(out.stderr, /--env-file \/etc\/ueditor\/ueditor\.env/)
+  }
+  assert.deepEqual(await readdir(dir), [], 'no data folder, index or backup was created')
+})
+
+test('--env-file gives a command the service’s settings; variables already set win and are named', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'ueditor-envfile-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const server = await startServer({
+    env: { UEDITOR_DATA_DIR: join(dir, 'data'), PORT: '0', UEDITOR_LOG_LEVEL: 'silent' },
+  })
+  await server.close()
+  const envFile = join(dir, 'ueditor.env')
+  await writeFile(
+    envFile,
+    `# as systemd reads it\n\nUEDITOR_DATA_DIR=${join(dir, 'data')}\nUEDITOR_LOG_LEVEL="warn"\n; another comment\n`,
+  )
+  for (const args of [
+    ['--env-file', envFile, 'files', 'reconcile'],
+    ['files', 'reconcile', '--env-file', envFile],
+    ['files', 'reconcile', `--env-file=${envFile}`],
+  ]) {
+    const out = await runCli(args, {}, '/')
+    assert.equal(out.code, 0, out.stderr)
+    assert.match(out.stdout, /Checked 0 objects in local storage and 0 index rows/)
+    assert.equal(out.stderr, '')
+  }
+  const overridden = await runCli(['--env-file', envFile, 'files', 'reconcile'], {
+    UEDITOR_DATA_DIR: join(dir, 'elsewhere'),
+  })
+  assert.equal(overridden.code, 1)
+  assert.match(
+    overridden.stderr,
+    new RegExp(`^UEDITOR_DATA_DIR from the environment overrides the value in ${envFile}\n`),
+  )
+
+  await writeFile(envFile, `UEDITOR_DATA_DIR=${join(dir, 'data')}\nexport UEDITOR_LOG_LEVEL=warn\n`)
+  const shellSyntax = await runCli(['--env-file', envFile, 'files', 'reconcile'])
+  assert.equal(shellSyntax.code, 1)
+  assert.match(shellSyntax.stderr, new RegExp(`^${envFile}, line 2: expected NAME=value`))
+
+  const missing = await runCli(['files', 'reconcile', '--env-file'])
+  assert.equal(missing.code, 2)
+  assert.match(missing.stderr, /^--env-file needs a file\./)
 })

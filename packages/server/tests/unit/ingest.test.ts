@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { describe, type TestContext, test } from 'node:test'
+import { EDITOR_DEFAULTS } from '../../src/config/editor-defaults.js'
 import { claimedExtension, cleanOriginalName } from '../../src/ingest/display-name.js'
-import { randomToken, renderKey, toStorageKey } from '../../src/ingest/keys.js'
+import { keyRecogniser, randomToken, renderKey, toStorageKey } from '../../src/ingest/keys.js'
 import { createSpool, HEAD_BYTES } from '../../src/ingest/temp-file.js'
 import { UeError } from '../../src/shared/errors.js'
 
@@ -43,6 +44,54 @@ describe('storage keys', () => {
 
   test('an extension that is not a plain dotted token cannot be rendered', () => {
     assert.throws(() => renderKey('x/{rand:24}', '.p/hp'), /UE_KEY_INVALID/)
+  })
+
+  test('every key a path format renders, at any moment, is recognised as this server’s own', () => {
+    const formats = [
+      EDITOR_DEFAULTS.imagePathFormat,
+      EDITOR_DEFAULTS.filePathFormat,
+      'up/{yy}/{mm}-{dd}/{hh}{ii}{ss}_{rand:16}',
+      'a.b/{time}/{rand:20}',
+    ]
+    const ours = keyRecogniser(formats)
+    let at = Date.UTC(2001, 8, 9, 1, 46, 40)
+    for (let i = 0; i < 2000; i++) {
+      at += 1 + Math.floor(Math.random() * 40 * 86_400_000)
+      const now = new Date(at)
+      for (const format of formats)
+        for (const ext of ['.png', '.jpeg', '.webp', '.mp4', '.7z']) {
+          const key = renderKey(format, ext, now)
+          assert.equal(ours(key), key, `${format} at ${now.toISOString()}`)
+        }
+    }
+  })
+
+  test('a legacy backend’s name, a hand-placed file or another prefix is not a key this server gives', () => {
+    const ours = keyRecogniser([EDITOR_DEFAULTS.imagePathFormat, EDITOR_DEFAULTS.filePathFormat])
+    const mine = renderKey(EDITOR_DEFAULTS.imagePathFormat, '.jpg', new Date(2026, 10, 26))
+    assert.equal(ours(mine), mine)
+    const stem = mine.slice(0, -'.jpg'.length)
+    for (const foreign of [
+      // UEditor's PHP backend: {time} in seconds and {rand:6} digits.
+      'image/20190101/1546300800123456.jpg',
+      'ueditor/php/upload/image/20190101/1546300800123456.jpg',
+      'image/20261126/notes.txt',
+      'other/readme.txt',
+      'otherapp/readme.txt',
+      'video/20261126/1764115200000abcdefghijklmnopqrstuvwx.mp4', // a format not configured
+      `${stem}.JPG`,
+      `${stem}`,
+      `${stem}x.jpg`,
+      `${stem.slice(0, -1)}.jpg`,
+      `${stem}.jpg.txt.exe1234567`,
+      mine.replace('/2026', '/2O26'),
+      mine.replace('1126/', '1326/'),
+      mine.replace('1126/', '1100/'),
+      `site/${mine}`,
+      `${mine}/x.jpg`,
+      mine.replace(/[a-z](?=[0-9a-z]*\.jpg$)/, 'A'),
+    ])
+      assert.equal(ours(foreign), null, foreign)
   })
 })
 

@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict'
+import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { type TestContext, test } from 'node:test'
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3'
+import { EDITOR_DEFAULTS } from '../../src/config/editor-defaults.js'
+import { renderKey } from '../../src/ingest/keys.js'
+import { startServer } from '../../src/standalone/serve.js'
+import { runCli } from '../helpers/cli.js'
+import { blob, PDF, png } from '../helpers/fixtures.js'
+import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+
+/** Where the files are, as the test sees them (not through the server). */
+interface Place {
+  put(key: string, bytes: Buffer): Promise<void>
+  read(key: string): Promise<Buffer | null>
+  remove(key: string): Promise<void>
+  keys(): Promise<string[]>
+}
+
+/** Files the server never names so, each with its own bytes, put beside the server's own. */
+function foreignFiles(uploadFolder: string): Map<string, Buffer> {
+  return new Map(
+    [
+      // UEditor's PHP backend named uploads {time}{rand:6}: seconds and six digits.
+      'image/20190101/1546300800123456.jpg',
+      'ueditor/php/upload/image/20190101/1546300800123456.jpg',
+      'other/readme.txt',
+      'otherapp/readme.txt',
+      'image/20261126/notes.txt',
+      `${uploadFolder}/Thumbs.db`,
+      `${uploadFolder}/notes.txt`,
+    ].map((key) => [key, Buffer.from(`not ours: ${key}\n`)]),
+  )
+}
+
+/**
+ * Two uploads through a real server, then foreign files in the same folders (or bucket), one
+ * object named as an upload but without a row, and one row whose object is gone; `files
+ * reconcile --fix` must delete only the last two kinds and keep every foreign file.
+ */
+async function reconcileBesideForeignFiles(
+  t: TestContext,
+  env: Record<string, string>,
+  place: Place,
+  extraForeign: Map<string, Buffer> = new Map(),
+): Promise<void> {
+  const server = await startServer({ env: { ...env, PORT: '0', HOST: '127.0.0.1' } })
+  t.after(() => server.close())
+  const upload = async (name: string, bytes: Buffer, action: string) => {
+    const form = new FormData()
+    form.append(action === 'image' ? 'upfile' : 'file', blob(bytes), name)
+    const res = await fetch(`${server.url}/ueditor?action=${action}`, {
+      method: 'POST',
+      body: form,
+    })
+    const body = (await res.json()) as { state: string; url: string }
+    assert.equal(body.state, 'SUCCESS', JSON.stringify(body))
+    return body.url.slice('/uploads/'.length)
+  }
+  const kept = await upload('kept.png', png(8, 8), 'image')
+  const lost = await upload('lost.pdf', PDF, 'file')
+
+  const foreign = new Map([...foreignFiles(dirname(kept)), ...extraForeign])
+  for (const [key, bytes] of foreign) await place.put(key, bytes)
+  const orphan = renderKey(EDITOR_DEFAULTS.imagePathFormat, '.png', new Date(2026, 0, 2))
+  await place.put(orphan, png(2, 2))
+  await place.remove(lost)
+
+  const report = await runCli(['files', 'reconcile'], env)
+  assert.equal(report.code, 3, report.stdout + report.stderr)
+  for (const key of foreign.keys())
+    assert.match(report.stdout, new RegExp(`^foreign object: ${literal(key)} \\(`, 'm'), key)
+  assert.match(report.stdout, new RegExp(`^object without row: ${literal(orphan)} \\(`, 'm'))
+  assert.match(report.stdout, new RegExp(`^row without object: ${literal(lost)} \\(`, 'm'))
+
+  const fixed = await runCli(['files', 'reconcile', '--fix', '--grace', '0'], env)
+  assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr)
+  for (const key of foreign.keys())
+    assert.match(
+      fixed.stdout,
+      new RegExp(
+        `^foreign object: ${literal(key)} \\(.*\\): kept: not a name this server gives$`,
+        'm',
+      ),
+    )
+  assert.match(
+    fixed.stdout,
+    new RegExp(
+      `1 object without a row, 1 row without an object, ${foreign.size} foreign objects left alone; 2 fixed\\.`,
+    ),
+  )
+  for (const [key, bytes] of foreign) assert.deepEqual(await place.read(key), bytes, key)
+  assert.equal(await place.read(orphan), null, 'the orphan named as an upload is deleted')
+  assert.deepEqual(
+    (await place.keys()).sort(),
+    [kept, ...foreign.keys()].sort(),
+    'only the orphan went',
+  )
+
+  const again = await runCli(['files', 'reconcile', '--fix', '--grace', '0', '--quiet'], env)
+  assert.equal(again.code, 0, again.stderr)
+  assert.equal(again.stdout, '', '--quiet says nothing when nothing is left to fix')
+}
+
+function literal(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+test('files reconcile --fix on local disk keeps legacy, hand-placed and other apps’ files in the upload folders', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'ue-reconcile-local-'))
+  t.after(() => rm(dataDir, { recursive: true, force: true }))
+  const root = join(dataDir, 'uploads')
+  const env = { UEDITOR_DATA_DIR: dataDir, UEDITOR_LOG_LEVEL: 'warn' }
+  await reconcileBesideForeignFiles(t, env, {
+    async put(key, bytes) {
+      await mkdir(dirname(join(root, key)), { recursive: true })
+      await writeFile(join(root, key), bytes)
+    },
+    read: (key) => readFile(join(root, key)).catch(() => null),
+    remove: (key) => unlink(join(root, key)),
+    async keys() {
+      const { readdir } = await import('node:fs/promises')
+      const entries = await readdir(root, { recursive: true, withFileTypes: true })
+      return entries
+        .filter((e) => e.isFile())
+        .map((e) => join(e.parentPath, e.name).slice(root.length + 1))
+        .filter((k) => !k.startsWith('.incoming/'))
+    },
+  })
+})
+
+test('files reconcile --fix on an S3 bucket shared with another application deletes none of its objects', async (t) => {
+  const s3 = await startS3rver()
+  t.after(() => s3.close())
+  const bucket = await s3.createBucket()
+  const dataDir = await mkdtemp(join(tmpdir(), 'ue-reconcile-s3-'))
+  t.after(() => rm(dataDir, { recursive: true, force: true }))
+  // No storage.prefix: the server's keys and the other application's share the bucket's root.
+  const env = {
+    UEDITOR_DATA_DIR: dataDir,
+    UEDITOR_LOG_LEVEL: 'warn',
+    UEDITOR_STORAGE: 's3',
+    UEDITOR_S3_BUCKET: bucket,
+    UEDITOR_S3_REGION: 'us-east-1',
+    UEDITOR_S3_ENDPOINT: s3.endpoint,
+    UEDITOR_S3_FORCE_PATH_STYLE: 'true',
+    UEDITOR_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+    UEDITOR_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+  }
+  await reconcileBesideForeignFiles(
+    t,
+    env,
+    {
+      async put(key, bytes) {
+        await s3.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes }))
+      },
+      async read(key) {
+        try {
+          const out = await s3.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+          return Buffer.from(
+            await (
+              out.Body as { transformToByteArray(): Promise<Uint8Array> }
+            ).transformToByteArray(),
+          )
+        } catch (e) {
+          if ((e as { name?: string }).name === 'NoSuchKey') return null
+          throw e
+        }
+      },
+      async remove(key) {
+        await s3.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }))
+      },
+      async keys() {
+        const out = await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }))
+        return (out.Contents ?? []).map((o) => o.Key as string)
+      },
+    },
+    // Names no key may have at all (a space, a leading dot) are foreign too.
+    new Map([
+      ['otherapp/with space.txt', Buffer.from('x')],
+      ['.well-known/thing', Buffer.from('y')],
+    ]),
+  )
+})
