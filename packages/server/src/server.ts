@@ -373,6 +373,7 @@ function aiRelay(config: ServerConfig, log: Logger, usage: AiUsageStore): AiRela
     maxOutputTokens: config.ai.maxOutputTokens,
     timeoutMs,
     idleTimeoutMs,
+    writeTimeoutMs: config.ai.writeTimeoutMs,
     logPrompts,
     limits: config.ai,
     usage,
