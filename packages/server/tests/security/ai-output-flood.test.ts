@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
-import { type AiUpstream, startAiUpstream } from '../helpers/ai-upstream.js'
+import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { ALICE, bearer, recordingLogger, TOKENS } from '../helpers/auth.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
 
