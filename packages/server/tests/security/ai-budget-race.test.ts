@@ -88,6 +88,7 @@ test('concurrent calls of a fresh user with a small budget never take the day pa
     `of 8 concurrent 600-character calls ${served} served and ${refused} refused; ${count} tokens counted of a budget of ${BUDGET} (the upstream reported ${reported}); max_tokens sent: ${upstream.requests.map((r) => r.body.max_tokens).join(', ')}`,
   )
   assert.equal(served + refused, 8)
+  assert.equal(lines.length, served)
   assert.ok(served >= 1)
   assert.equal(count, reported)
   assert.ok(count <= BUDGET, `${count} tokens counted`)

@@ -89,7 +89,7 @@ test('an upstream that ignores max_tokens is cut at the output cap and aborted, 
   t.after(() => {
     for (const c of calls) c.socket.destroy()
   })
-  await eventually(
+  const aborted = await eventually(
     async () => upstream.closedEarly(),
     (n) => n === 4,
     30_000,
@@ -102,6 +102,8 @@ test('an upstream that ignores max_tokens is cut at the output cap and aborted, 
   t.diagnostic(
     `4 unread calls against an upstream streaming 16 M characters each: RSS ${mib(before)} → peak ${mib(peak)} MiB; the upstream wrote ${mib(upstream.bytesSent())} MiB in all before it was aborted`,
   )
+  assert.equal(aborted, 4, 'every upstream request was aborted')
+  assert.equal(lines.length, 4)
   for (const line of lines) {
     assert.equal(line.outcome, 'truncated')
     assert.ok(line.tokensOut <= 4_096, `tokensOut ${line.tokensOut}`)
@@ -118,9 +120,12 @@ test('an upstream that ignores max_tokens is cut at the output cap and aborted, 
   const answered = data.filter((d) => d.type === 'data').reduce((n, d) => n + d.data.length, 0)
   t.diagnostic(`a reading client got ${answered} characters (the cap is 4096 tokens)`)
   assert.ok(answered <= 6 * 4_096, `${answered} characters`)
-  await eventually(
-    async () => upstream.closedEarly(),
-    (n) => n === 5,
+  assert.equal(
+    await eventually(
+      async () => upstream.closedEarly(),
+      (n) => n === 5,
+    ),
+    5,
   )
 })
 
@@ -141,15 +146,22 @@ test('a client that stops reading ends the call after ai.writeTimeoutMs: the ups
   const sampler = rssPeak()
   const call = await unreadCall(srv)
   t.after(() => call.socket.destroy())
-  await eventually(
+  const aborted = await eventually(
     async () => upstream.closedEarly(),
     (n) => n === 1,
     30_000,
   )
+  assert.equal(aborted, 1, 'the upstream request was aborted')
   const [line] = await eventually(
     async () => auditLines(log),
     (l) => l.length === 1,
   )
+  // The server closes the connection without waiting for the client to read again.
+  const connections = () =>
+    new Promise<number>((resolve, reject) =>
+      srv.http.getConnections((err, n) => (err ? reject(err) : resolve(n))),
+    )
+  assert.equal(await eventually(connections, (n) => n === 0), 0)
   // Reading again, the client finds what was in flight, then the end of the connection.
   call.socket.resume()
   await call.closed

@@ -101,7 +101,7 @@ test('slow bodies from four users hold no AI slot: another user is served while 
   t.diagnostic(
     `8 slow bodies of 4 users in flight (the node's 8 slots, 2 per user); another user's call answered in ${eveMs} ms; then all 8 served once their bodies were in`,
   )
-  assert.equal(answers.length, 8)
+  for (const text of answers) assert.match(text, /"type":"end"/, text.slice(0, 300))
   assert.equal(upstream.requests.length, 9)
 })
 
