@@ -137,9 +137,9 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
 
       // What the client has not taken yet. The upstream is read as fast as it arrives (a
       // paused upstream parser that sees the upstream close its connection ends the process on
-      // Node 22+, docs/security.md, row S65); text the client is not ready for is joined into
-      // `pending` and sent as one event when it asks for more, so what is held is the answer's
-      // text, bounded by the cut, not one event per upstream chunk.
+      // Node 22+, docs/security.md, row S65). Past QUEUED_EVENTS events the client has not
+      // taken, text is joined into `pending` and sent as one event when it takes more, so what
+      // is held is the answer's text, bounded by the cut, not one event per upstream chunk.
       let pending = ''
       let last: Uint8Array | undefined
       let closed = false
@@ -158,8 +158,8 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
         }
       }
       const enqueue = (bytes: Uint8Array) => {
-        stream.enqueue(bytes)
         enqueued++
+        stream.enqueue(bytes)
       }
 
       const close = () => {
