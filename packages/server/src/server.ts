@@ -400,6 +400,7 @@ function aiRelay(config: ServerConfig, log: Logger, usage: AiUsageStore): AiRela
     maxOutputTokens: config.ai.maxOutputTokens,
     timeoutMs,
     idleTimeoutMs,
+    writeTimeoutMs: config.ai.writeTimeoutMs,
     logPrompts,
     limits: config.ai,
     usage,

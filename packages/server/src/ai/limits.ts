@@ -8,7 +8,7 @@ export interface AiLimitOptions {
   dailyTokens: number
   /** Calls in flight on this node. */
   concurrency: number
-  /** Calls in flight for one user. */
+  /** Calls in flight for one user; twice this many of the user's bodies may be read at once. */
   concurrencyPerUser: number
 }
 
@@ -16,6 +16,8 @@ interface UserState {
   tokens: number
   refilledAt: number
   active: number
+  /** Bodies of this user's calls being read: they hold no call slot (docs/ai.md). */
+  reading: number
 }
 
 // Past this many tracked users, idle ones are forgotten.
@@ -34,7 +36,7 @@ export function createAiLimits(o: AiLimitOptions, now: () => number = Date.now) 
   const forgetIdle = () => {
     for (const [k, v] of users) {
       if (users.size < MAX_TRACKED) return
-      if (v.active === 0) users.delete(k)
+      if (v.active === 0 && v.reading === 0) users.delete(k)
     }
   }
 
@@ -42,7 +44,7 @@ export function createAiLimits(o: AiLimitOptions, now: () => number = Date.now) 
     let s = users.get(key)
     if (!s) {
       if (users.size >= MAX_TRACKED) forgetIdle()
-      s = { tokens: o.requestsPerMinute, refilledAt: t, active: 0 }
+      s = { tokens: o.requestsPerMinute, refilledAt: t, active: 0, reading: 0 }
       users.set(key, s)
     }
     s.tokens = Math.min(o.requestsPerMinute, s.tokens + (t - s.refilledAt) * perMs)
@@ -50,15 +52,47 @@ export function createAiLimits(o: AiLimitOptions, now: () => number = Date.now) 
     return s
   }
 
+  const refuseOrState = (user: string): UserState => {
+    const s = stateOf(user, now())
+    if (o.requestsPerMinute > 0 && s.tokens < 1)
+      throw new UeError('UE_AI_RATE_LIMITED', { detail: 'requests per minute' })
+    if (s.active >= o.concurrencyPerUser)
+      throw new UeError('UE_AI_RATE_LIMITED', { detail: 'calls in flight' })
+    if (active >= o.concurrency) throw new UeError('UE_BUSY', { detail: 'AI calls in flight' })
+    return s
+  }
+
   return {
-    /** Admits one call or throws; the returned function ends it (call it exactly once). */
-    admit(user: string): () => void {
+    /**
+     * Throws what `admit` would throw now, taking nothing, so that a call bound to be refused
+     * is refused before its body is read.
+     */
+    check(user: string): void {
+      refuseOrState(user)
+    },
+    /**
+     * Counts one of `user`'s bodies being read, or throws past twice `concurrencyPerUser`; the
+     * returned function ends it (call it exactly once). It bounds the memory one user's slow
+     * bodies take and holds nothing that other users need.
+     */
+    reading(user: string): () => void {
       const s = stateOf(user, now())
-      if (o.requestsPerMinute > 0 && s.tokens < 1)
-        throw new UeError('UE_AI_RATE_LIMITED', { detail: 'requests per minute' })
-      if (s.active >= o.concurrencyPerUser)
-        throw new UeError('UE_AI_RATE_LIMITED', { detail: 'calls in flight' })
-      if (active >= o.concurrency) throw new UeError('UE_BUSY', { detail: 'AI calls in flight' })
+      if (s.reading >= 2 * o.concurrencyPerUser)
+        throw new UeError('UE_AI_RATE_LIMITED', { detail: 'bodies being read' })
+      s.reading++
+      let ended = false
+      return () => {
+        if (ended) return
+        ended = true
+        s.reading--
+      }
+    },
+    /**
+     * Admits one call or throws; the returned function ends it (call it exactly once). Taken
+     * only once the call's body is read and valid.
+     */
+    admit(user: string): () => void {
+      const s = refuseOrState(user)
       if (o.requestsPerMinute > 0) s.tokens -= 1
       s.active++
       active++
@@ -79,16 +113,34 @@ export type AiLimits = ReturnType<typeof createAiLimits>
 const DAYS_KEPT = 31
 const DAY_MS = 86_400_000
 
-export interface AiBudget {
-  /** Tokens `subject` has left today (Infinity without a budget); none left: UE_AI_BUDGET_EXCEEDED. */
-  left(subject: string): Promise<number>
-  /** Counts what a finished call used against `subject`'s day. */
-  spend(subject: string, tokens: number): Promise<void>
+/** What `AiBudget.reserve` set aside for one call. */
+export interface AiReservation {
+  /** The output cap to send upstream: what was asked for, lowered to what is left today. */
+  outputCap: number
+  /** The tokens set aside: the prompt's bound plus `outputCap` (0 without a budget). */
+  tokens: number
+  /** Replaces the reservation by what the call used; call it once, when the call is over. */
+  settle(used: number): Promise<void>
 }
+
+export interface AiBudget {
+  /**
+   * Sets aside `promptTokens` plus up to `outputCap` tokens against `subject`'s day, or throws
+   * UE_AI_BUDGET_EXCEEDED when not even the prompt and one token of answer fit.
+   */
+  reserve(subject: string, promptTokens: number, outputCap: number): Promise<AiReservation>
+}
+
+// A reservation that lost a race with another call's (on any node) reads the count again.
+const RESERVE_ATTEMPTS = 4
 
 /**
  * The daily token budget (`dailyTokens` per subject per UTC day; 0: none, and nothing is
- * counted), kept in the database so that it holds across nodes and restarts.
+ * counted), kept in the database so that it holds across nodes and restarts. Each call first
+ * reserves its prompt's bound and its output cap with a conditional update of the day's count
+ * (`count + reservation <= dailyTokens`), then settles it to what it used: calls in flight on
+ * every node reserve against one count, and a day's count stays within the budget unless an
+ * upstream reports more than a call reserved (docs/ai.md).
  */
 export function createAiBudget(
   dailyTokens: number,
@@ -96,26 +148,38 @@ export function createAiBudget(
   now: () => number = Date.now,
 ): AiBudget {
   let prunedOn = ''
+  const settle = async (subject: string, day: string, reserved: number, used: number) => {
+    const change = Math.max(0, used) - reserved
+    if (change !== 0) await usage.add(subject, day, change)
+    if (prunedOn !== day) {
+      prunedOn = day
+      // Housekeeping: a failure is counted by the database metrics and tried again next time.
+      await usage.forgetBefore(dayOf(now() - DAYS_KEPT * DAY_MS)).catch(() => {
+        prunedOn = ''
+      })
+    }
+  }
   return {
-    async left(subject) {
-      if (dailyTokens === 0) return Number.POSITIVE_INFINITY
-      const used = await usage.used(subject, dayOf(now()))
-      if (used >= dailyTokens)
-        throw new UeError('UE_AI_BUDGET_EXCEEDED', { detail: 'daily tokens used up' })
-      return dailyTokens - used
-    },
-    async spend(subject, tokens) {
-      if (dailyTokens === 0 || tokens <= 0) return
-      const t = now()
-      const day = dayOf(t)
-      await usage.add(subject, day, tokens)
-      if (prunedOn !== day) {
-        prunedOn = day
-        // Housekeeping: a failure is counted by the database metrics and tried again next time.
-        await usage.forgetBefore(dayOf(t - DAYS_KEPT * DAY_MS)).catch(() => {
-          prunedOn = ''
-        })
+    async reserve(subject, promptTokens, outputCap) {
+      if (dailyTokens === 0) return { outputCap, tokens: 0, settle: async () => {} }
+      // The day the reservation is made on is the day the call is settled on.
+      const day = dayOf(now())
+      for (let attempt = 0; attempt < RESERVE_ATTEMPTS; attempt++) {
+        const used = await usage.used(subject, day)
+        const room = dailyTokens - used - promptTokens
+        if (room < 1)
+          throw new UeError('UE_AI_BUDGET_EXCEEDED', {
+            detail:
+              used >= dailyTokens
+                ? 'daily tokens used up'
+                : 'the prompt does not fit in what is left',
+          })
+        const cap = Math.min(outputCap, room)
+        const tokens = promptTokens + cap
+        if (await usage.reserve(subject, day, tokens, dailyTokens))
+          return { outputCap: cap, tokens, settle: (n) => settle(subject, day, tokens, n) }
       }
+      throw new UeError('UE_AI_BUDGET_EXCEEDED', { detail: 'calls in flight reserved the rest' })
     },
   }
 }

@@ -6,15 +6,22 @@ function line(value: unknown): Uint8Array<ArrayBuffer> {
   return encoder.encode(`data: ${JSON.stringify(value)}\n\n`)
 }
 
+/**
+ * Why an answer ended: `stop`, the upstream finished it; `length`, the relay cut it at the
+ * output cap (an upstream that ignored `max_tokens`).
+ */
+export type SseEnd = 'stop' | 'length'
+
 /** The SSE lines of one answer, in the shape the client asked in. */
 export interface SseWriter {
   text(text: string): Uint8Array<ArrayBuffer>
-  end(): Uint8Array<ArrayBuffer>
+  end(reason?: SseEnd): Uint8Array<ArrayBuffer>
 }
 
 /**
- * ModStart: `{"type":"data","data":…}` then `{"type":"end","data":""}`. OpenAI: chat completion
- * chunks, then a finishing chunk and `[DONE]`. The dialog appends `delta.content` of every chunk
+ * ModStart: `{"type":"data","data":…}` then `{"type":"end","data":""}` (plus
+ * `"finishReason":"length"` when the relay cut the answer). OpenAI: chat completion chunks, then
+ * a finishing chunk (`finish_reason` `stop`, or `length` when cut) and `[DONE]`. The dialog appends `delta.content` of every chunk
  * that has `choices`, so no chunk here ever lacks it (a usage-only chunk would end the dialog
  * with an error).
  */
@@ -22,7 +29,12 @@ export function sseWriter(shape: AiShape, model: string): SseWriter {
   if (shape === 'modstart')
     return {
       text: (data) => line({ type: 'data', data }),
-      end: () => line({ type: 'end', data: '' }),
+      end: (reason = 'stop') =>
+        line(
+          reason === 'stop'
+            ? { type: 'end', data: '' }
+            : { type: 'end', data: '', finishReason: reason },
+        ),
     }
   const id = `chatcmpl-${crypto.randomUUID()}`
   const created = Math.floor(Date.now() / 1000)
@@ -35,7 +47,7 @@ export function sseWriter(shape: AiShape, model: string): SseWriter {
   })
   return {
     text: (content) => line(chunk(content, null)),
-    end: () => concat(line(chunk('', 'stop')), encoder.encode('data: [DONE]\n\n')),
+    end: (reason = 'stop') => concat(line(chunk('', reason)), encoder.encode('data: [DONE]\n\n')),
   }
 }
 

@@ -592,6 +592,8 @@ export const ServerConfigSchema = z.strictObject({
       url: z.string().min(1).max(2048).optional(),
       timeoutMs: z.number().int().min(1_000).max(600_000).default(120_000),
       idleTimeoutMs: z.number().int().min(100).max(600_000).default(60_000),
+      /** The longest a client may take nothing of the answer while part of it waits. */
+      writeTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
       maxPromptChars: z.number().int().min(100).max(1_000_000).default(60_000),
       maxOutputTokens: z.number().int().min(1).max(1_000_000).default(4_096),
       /** OpenAI's reasoning models take only max_completion_tokens; most others max_tokens. */

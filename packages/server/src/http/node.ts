@@ -300,7 +300,9 @@ async function writeResponse(
     if (!first.done) res.write(first.value)
     while (!next.done) {
       if (clientGone.aborted) return
-      if (!res.write(next.value)) await drained(res)
+      // A body that fails while the client is not reading (the AI relay's write deadline)
+      // ends the connection then, not once the client reads again.
+      if (!res.write(next.value)) await Promise.race([drained(res), reader.closed])
       next = await reader.read()
     }
     res.end()

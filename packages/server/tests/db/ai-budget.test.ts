@@ -20,23 +20,54 @@ async function usageStore(t: TestContext) {
 const at = (iso: string) => () => Date.parse(iso)
 
 describe('the AI daily budget', () => {
-  test('what is left shrinks with each call counted, and a new UTC day starts full', async (t) => {
+  test('a reservation is settled to what the call used, and a new UTC day starts full', async (t) => {
     const usage = await usageStore(t)
     const evening = createAiBudget(100, usage, at('2026-11-25T23:59:00Z'))
-    assert.equal(await evening.left('user:alice'), 100)
-    await evening.spend('user:alice', 60)
-    assert.equal(await evening.left('user:alice'), 40)
-    await evening.spend('user:alice', 40)
-    await assert.rejects(evening.left('user:alice'), { code: 'UE_AI_BUDGET_EXCEEDED' })
+    const first = await evening.reserve('user:alice', 30, 50)
+    assert.deepEqual([first.outputCap, first.tokens], [50, 80])
+    assert.equal(await usage.used('user:alice', '2026-11-25'), 80)
+    await first.settle(60)
+    assert.equal(await usage.used('user:alice', '2026-11-25'), 60)
+    // 40 left: the prompt's 30 fit, and the output cap is lowered to the 10 after it.
+    const second = await evening.reserve('user:alice', 30, 50)
+    assert.equal(second.outputCap, 10)
+    await second.settle(40)
+    await assert.rejects(evening.reserve('user:alice', 1, 50), { code: 'UE_AI_BUDGET_EXCEEDED' })
     const nextDay = createAiBudget(100, usage, at('2026-11-26T00:01:00Z'))
-    assert.equal(await nextDay.left('user:alice'), 100)
+    assert.equal((await nextDay.reserve('user:alice', 30, 50)).outputCap, 50)
   })
 
-  test('the first call counted on a day forgets the counts of days more than 31 days back', async (t) => {
+  test('a prompt that does not fit in what is left is refused and reserves nothing', async (t) => {
+    const usage = await usageStore(t)
+    const budget = createAiBudget(1_000, usage, at('2026-11-25T08:00:00Z'))
+    await assert.rejects(budget.reserve('user:alice', 59_000, 4_096), {
+      code: 'UE_AI_BUDGET_EXCEEDED',
+    })
+    await assert.rejects(budget.reserve('user:alice', 1_000, 4_096), {
+      code: 'UE_AI_BUDGET_EXCEEDED',
+    })
+    assert.equal(await usage.used('user:alice', '2026-11-25'), 0)
+  })
+
+  test('concurrent reservations of one user never add up past the budget', async (t) => {
+    const usage = await usageStore(t)
+    const budget = createAiBudget(1_000, usage, at('2026-11-25T08:00:00Z'))
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, () => budget.reserve('user:alice', 100, 150)),
+    )
+    const granted = results.filter((r) => r.status === 'fulfilled')
+    assert.ok(granted.length >= 1)
+    assert.ok((await usage.used('user:alice', '2026-11-25')) <= 1_000)
+    const reserved = granted.reduce((n, r) => n + r.value.tokens, 0)
+    assert.equal(await usage.used('user:alice', '2026-11-25'), reserved)
+  })
+
+  test('the first call settled on a day forgets the counts of days more than 31 days back', async (t) => {
     const usage = await usageStore(t)
     await usage.add('user:alice', '2026-10-24', 5)
     await usage.add('user:alice', '2026-10-25', 5)
-    await createAiBudget(100, usage, at('2026-11-25T08:00:00Z')).spend('user:bob', 1)
+    const budget = createAiBudget(100, usage, at('2026-11-25T08:00:00Z'))
+    await (await budget.reserve('user:bob', 1, 1)).settle(1)
     assert.equal(await usage.used('user:alice', '2026-10-24'), 0)
     assert.equal(await usage.used('user:alice', '2026-10-25'), 5)
   })
@@ -44,8 +75,9 @@ describe('the AI daily budget', () => {
   test('without a budget nothing is counted', async (t) => {
     const usage = await usageStore(t)
     const none = createAiBudget(0, usage, at('2026-11-25T08:00:00Z'))
-    await none.spend('user:alice', 500)
-    assert.equal(await none.left('user:alice'), Number.POSITIVE_INFINITY)
+    const call = await none.reserve('user:alice', 500_000, 4_096)
+    assert.equal(call.outputCap, 4_096)
+    await call.settle(500)
     assert.equal(await usage.used('user:alice', '2026-11-25'), 0)
   })
 })

@@ -11,6 +11,12 @@ export type UpstreamMode =
   | 'stall'
   /** Sends a chunk every 50 ms until the connection is closed. */
   | 'drip'
+  /**
+   * Ignores `max_tokens`: streams `floodPiece` again and again, as fast as the connection takes
+   * it, until `floodChars` characters are out (then finishes as `stream` does) or the
+   * connection is closed.
+   */
+  | 'flood'
 
 export interface SeenRequest {
   path: string
@@ -30,6 +36,13 @@ export interface AiUpstream {
   mode: UpstreamMode
   pieces: string[]
   usage: { prompt_tokens: number; completion_tokens: number }
+  /** When set, the usage reported for each request, from what it was sent (instead of `usage`). */
+  usageOf?: (body: SeenRequest['body']) => { prompt_tokens: number; completion_tokens: number }
+  /** The text each `flood` chunk carries, and how many characters a `flood` answer has. */
+  floodPiece: string
+  floodChars: number
+  /** Bytes of answer written so far, over all requests. */
+  bytesSent(): number
   requests: SeenRequest[]
   /** Requests whose connection the caller closed before the upstream had finished answering. */
   closedEarly(): number
@@ -46,12 +59,16 @@ export async function startAiUpstream(t: {
 }): Promise<AiUpstream> {
   let closedEarly = 0
   let open = 0
+  let bytesSent = 0
   const live = new Set<ServerResponse>()
   const state: AiUpstream = {
     baseUrl: '',
     mode: 'stream',
     pieces: ['Hello', ', ', 'world'],
     usage: { prompt_tokens: 12, completion_tokens: 3 },
+    floodPiece: 'x'.repeat(1_000),
+    floodChars: 4_000_000,
+    bytesSent: () => bytesSent,
     requests: [],
     closedEarly: () => closedEarly,
     open: () => open,
@@ -74,6 +91,11 @@ export async function startAiUpstream(t: {
         live.delete(res)
         if (!res.writableFinished) closedEarly++
       })
+      const write = res.write.bind(res) as (chunk: string) => boolean
+      res.write = ((chunk: string, ...rest: never[]) => {
+        bytesSent += Buffer.byteLength(chunk)
+        return (write as (c: string, ...r: never[]) => boolean)(chunk, ...rest)
+      }) as typeof res.write
       answer(state, body, req.headers.authorization ?? '', res)
     })
   })
@@ -126,11 +148,28 @@ function answer(
     res.on('close', () => clearInterval(timer))
     return
   }
+  const finish = () => {
+    res.write(chunk({}, 'stop'))
+    const usage = state.usageOf?.(body) ?? state.usage
+    if (body.stream_options?.include_usage)
+      res.write(
+        `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1, model, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } })}\n\n`,
+      )
+    res.end('data: [DONE]\n\n')
+  }
+  if (state.mode === 'flood') {
+    const event = chunk({ content: state.floodPiece })
+    let left = state.floodChars
+    const pump = () => {
+      while (left > 0 && !res.destroyed) {
+        left -= state.floodPiece.length
+        if (!res.write(event)) return void res.once('drain', pump)
+      }
+      if (!res.destroyed) finish()
+    }
+    pump()
+    return
+  }
   for (const piece of state.pieces) res.write(chunk({ content: piece }))
-  res.write(chunk({}, 'stop'))
-  if (body.stream_options?.include_usage)
-    res.write(
-      `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1, model, choices: [], usage: { ...state.usage, total_tokens: state.usage.prompt_tokens + state.usage.completion_tokens } })}\n\n`,
-    )
-  res.end('data: [DONE]\n\n')
+  finish()
 }

@@ -224,13 +224,14 @@ describe('the AI action', () => {
   })
 
   test('the daily token budget holds, counted from the usage the upstream reports', async (t) => {
-    const { srv, upstream } = await setup(t, { dailyTokens: 30 })
-    upstream.usage = { prompt_tokens: 20, completion_tokens: 15 }
+    const { srv, upstream } = await setup(t, { dailyTokens: 200 })
+    upstream.usage = { prompt_tokens: 80, completion_tokens: 70 }
     const first = events(await (await ask(srv, modstart)).text())
     assert.deepEqual(first.at(-1), { type: 'end', data: '' })
     assert.equal(upstream.requests[0]?.body.stream_options?.include_usage, true)
-    // The output cap never exceeds what is left of the budget.
-    assert.equal(upstream.requests[0]?.body.max_tokens, 30)
+    // The output cap never exceeds what is left of the budget once the prompt is reserved:
+    // 39 bytes of text, 8 per message and 32 per call make 87.
+    assert.equal(upstream.requests[0]?.body.max_tokens, 200 - 87)
     const [event] = events(await (await ask(srv, modstart)).text()) as {
       code: string
       data: string
@@ -243,14 +244,14 @@ describe('the AI action', () => {
   })
 
   test('the daily token budget is shared by two nodes on one database and outlives a restart', async (t) => {
-    const { srv: first, upstream } = await setup(t, { dailyTokens: 30 })
-    upstream.usage = { prompt_tokens: 20, completion_tokens: 15 }
+    const { srv: first, upstream } = await setup(t, { dailyTokens: 200 })
+    upstream.usage = { prompt_tokens: 80, completion_tokens: 70 }
     const index = first.ue.config.index
     assert.equal(index.driver, 'sqlite')
     const node = () =>
       startTestServer(t, {
         auth: { tokens: TOKENS },
-        ai: { baseUrl: upstream.baseUrl, apiKey: MODEL_KEY, model: 'test-model', dailyTokens: 30 },
+        ai: { baseUrl: upstream.baseUrl, apiKey: MODEL_KEY, model: 'test-model', dailyTokens: 200 },
         index,
       })
     const second = await node()
