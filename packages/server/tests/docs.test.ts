@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { EDITOR_DEFAULTS } from '../src/config/editor-defaults.js'
-import { ENV_VARS } from '../src/config/load.js'
+import { ENV_VARS } from '../src/config/env-vars.js'
 import { CODES } from '../src/shared/errors.js'
 
 const repoPath = (path: string) => fileURLToPath(new URL(`../../../../${path}`, import.meta.url))
