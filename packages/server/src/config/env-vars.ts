@@ -249,7 +249,7 @@ function settingOf(schema: z.ZodType): Setting {
   if (def.innerType) return settingOf(def.innerType)
   if (def.type === 'pipe' && def.in) return settingOf(def.in)
   const kind = kindOfType(def.type)
-  if (!kind) throw new Error(`no environment variable reads a ${def.type} setting`)
+  if (!kind) throw new Error(`no environment variable reads a setting of type ${def.type}`)
   const choices = def.entries ? Object.values(def.entries) : (def.values ?? [])
   return { kind, choices: choices.map(String) }
 }
