@@ -1,6 +1,6 @@
 import type { z } from 'zod'
 
-interface Def {
+export interface Def {
   type: string
   shape?: Record<string, z.ZodType>
   innerType?: z.ZodType
@@ -8,9 +8,15 @@ interface Def {
   options?: z.ZodType[]
   element?: z.ZodType
   valueType?: z.ZodType
+  defaultValue?: unknown
+  /** An enum's choices. */
+  entries?: Record<string, string | number>
+  /** A literal's values. */
+  values?: unknown[]
 }
 
-const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def
+export const defOf = (schema: z.ZodType): Def =>
+  (schema as unknown as { _zod: { def: Def } })._zod.def
 
 /**
  * The keys an object at `path` of `schema` accepts (every member's, for a union), so a refused
@@ -18,22 +24,31 @@ const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: D
  */
 export function knownKeysAt(schema: z.ZodType, path: readonly (string | number)[]): string[] {
   const keys = new Set<string>()
-  for (const node of objectsAt(schema, path))
-    for (const key of Object.keys(defOf(node).shape ?? {})) keys.add(key)
+  for (const node of schemasAt(schema, path).flatMap(membersOf))
+    if (defOf(node).type === 'object')
+      for (const key of Object.keys(defOf(node).shape ?? {})) keys.add(key)
   return [...keys]
 }
 
-function objectsAt(schema: z.ZodType, path: readonly (string | number)[]): z.ZodType[] {
-  const def = defOf(schema)
-  if (def.innerType) return objectsAt(def.innerType, path)
-  if (def.type === 'pipe' && def.in) return objectsAt(def.in, path)
-  if (def.options) return def.options.flatMap((o) => objectsAt(o, path))
-  if (path.length === 0) return def.type === 'object' ? [schema] : []
+/**
+ * The schemas that check the value at `path` of `schema`, one per union member it can sit in,
+ * as declared there (with their default, optional and pipe still around them).
+ */
+export function schemasAt(schema: z.ZodType, path: readonly (string | number)[]): z.ZodType[] {
+  if (path.length === 0) return [schema]
   const [head, ...rest] = path
-  if (def.type === 'object') {
-    const child = def.shape?.[String(head)]
-    return child ? objectsAt(child, rest) : []
-  }
-  const inner = def.element ?? def.valueType
-  return inner ? objectsAt(inner, rest) : []
+  return membersOf(schema).flatMap((node) => {
+    const def = defOf(node)
+    const child = def.type === 'object' ? def.shape?.[String(head)] : (def.element ?? def.valueType)
+    return child ? schemasAt(child, rest) : []
+  })
+}
+
+/** `schema` without its wrappers (default, optional, a pipe's output), one per union member. */
+export function membersOf(schema: z.ZodType): z.ZodType[] {
+  const def = defOf(schema)
+  if (def.innerType) return membersOf(def.innerType)
+  if (def.type === 'pipe' && def.in) return membersOf(def.in)
+  if (def.options) return def.options.flatMap(membersOf)
+  return [schema]
 }

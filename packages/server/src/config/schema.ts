@@ -60,9 +60,12 @@ const actionName = z
       'clashes with a UEditor option name; the editor looks action names up as options first and would replace it',
   })
 const fieldName = z.string().regex(/^[A-Za-z0-9_.[\]-]{1,64}$/, 'must be 1-64 safe characters')
+const SIZES = new WeakSet<z.ZodType>()
+/** True for the schema of a size setting, which reads `2MB` itself (see `size`). */
+export const isSizeSchema = (schema: z.ZodType) => SIZES.has(schema)
 /** A byte count, as bytes or with a unit (`2MB`, `512KB`, `1.5GiB`), checked against `bounds`. */
-const size = (bounds: z.ZodNumber = z.number().int().min(0)) =>
-  z
+function size(bounds: z.ZodNumber = z.number().int().min(0)) {
+  const schema = z
     .custom<number | string>()
     .transform((value, ctx) => {
       const bytes = parseByteSize(value)
@@ -71,6 +74,9 @@ const size = (bounds: z.ZodNumber = z.number().int().min(0)) =>
       return z.NEVER
     })
     .pipe(bounds)
+  SIZES.add(schema)
+  return schema
+}
 const byteSize = size(z.number().int().positive())
 const urlPrefix = z.string().max(2048)
 const align = z.enum(['none', 'left', 'right', 'center'])

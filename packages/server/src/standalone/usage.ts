@@ -1,4 +1,4 @@
-import { ENV_VARS } from '../config/load.js'
+import { ENV_VARS } from '../config/env-vars.js'
 import { FILES_COMMANDS } from './files-cli.js'
 import { INDEX_COMMANDS } from './index-cli.js'
 import { MATERIALS_COMMANDS } from './materials-cli.js'
