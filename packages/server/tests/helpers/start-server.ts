@@ -2,6 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
+import { inspect } from 'node:util'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import type { UeditorOptions } from '../../src/server.js'
 import { type RunningServer, startServer } from '../../src/standalone/serve.js'
@@ -78,7 +79,10 @@ export async function metric(srv: TestServer, name: string): Promise<number> {
   return line ? Number(line.split(' ')[1]) : 0
 }
 
-/** Polls until `check` holds or the time is up; returns the last value of `check`. */
+/**
+ * Polls until `check` holds and returns that value; when the time is up first, fails with the
+ * last value read (so a wait that never came true can never pass silently).
+ */
 export async function eventually<T>(
   read: () => Promise<T>,
   check: (value: T) => boolean,
@@ -86,7 +90,9 @@ export async function eventually<T>(
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let value = await read()
-  while (!check(value) && Date.now() < deadline) {
+  while (!check(value)) {
+    if (Date.now() >= deadline)
+      throw new Error(`not true within ${timeoutMs} ms; last value: ${inspect(value)}`)
     await new Promise((r) => setTimeout(r, 25))
     value = await read()
   }
