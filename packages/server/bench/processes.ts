@@ -17,6 +17,8 @@ export interface ServerProcess {
   cpuMicros(): number
   /** The most resident memory the process has held so far (VmHWM), in bytes. */
   peakRssBytes(): number
+  /** The resident memory the process holds now (VmRSS), in bytes. */
+  rssBytes(): number
   /** The end of what the process wrote on stderr, for a scenario that breaks. */
   recentLog(): string
   stop(): Promise<void>
@@ -52,7 +54,8 @@ async function launch(args: string[], env: Record<string, string>): Promise<Serv
     pid,
     recentLog: () => log,
     cpuMicros: () => cpuMicros(pid),
-    peakRssBytes: () => peakRssBytes(pid),
+    peakRssBytes: () => statusBytes(pid, 'VmHWM'),
+    rssBytes: () => statusBytes(pid, 'VmRSS'),
     stop: () => stop(child),
   }
 }
@@ -104,9 +107,9 @@ function cpuMicros(pid: number): number {
   return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6
 }
 
-function peakRssBytes(pid: number): number {
+function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kb = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]
-  if (kb === undefined) throw new Error(`no VmHWM for process ${pid}`)
+  const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]
+  if (kb === undefined) throw new Error(`no ${field} for process ${pid}`)
   return Number(kb) * 1024
 }
