@@ -27,10 +27,14 @@ export interface ServerProcess {
 const KEPT_LOG_CHARS = 4_000
 
 /** `ueditor-server` as users run it, configured by a JSON file in `dir` (UEDITOR_CONFIG). */
-export async function startUeditor(dir: string, config: object): Promise<ServerProcess> {
+export async function startUeditor(
+  dir: string,
+  config: object,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
   const file = join(dir, 'bench-config.json')
   await writeFile(file, JSON.stringify(config, null, 2))
-  return launch([STANDALONE], { UEDITOR_CONFIG: file })
+  return launch([STANDALONE], { ...env, UEDITOR_CONFIG: file })
 }
 
 /** A bare node:http baseline (bench/bare-server.ts) in the given mode. */

@@ -136,7 +136,7 @@ describe('formula PNG floods', () => {
     t.diagnostic(
       `RSS of the test process: ${mib(rssBefore)} MiB before, ${mib(peakRss)} MiB at most, ` +
         `${mib(rssAfter)} MiB 2 s after; PNGs drawing at once at most: ${stats.png?.peakDrawing}, ` +
-        `waiting at most: ${peakQueued}`,
+        `waiting at most: ${peakQueued}; MathJax renders: ${stats.renders}`,
     )
 
     assert.ok(uploadMs.length >= 1 && staticMs.length >= 1)
