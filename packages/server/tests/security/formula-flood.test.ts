@@ -64,7 +64,8 @@ describe('formula PNG floods', () => {
     timeout: 120_000,
   }, async (t) => {
     const site = await siteWithSmallFile(t)
-    const srv = await startTestServer(t, { site: { dir: site } })
+    // A deadline well past a drawing's time on a busy machine: the bounds, not the clock, refuse.
+    const srv = await startTestServer(t, { site: { dir: site }, formula: { timeoutMs: 10_000 } })
     const formula = srv.ue.formula
     assert.ok(formula)
     const { pngConcurrency, pngQueue } = srv.ue.config.formula
