@@ -17,6 +17,8 @@ export interface ServerProcess {
   cpuMicros(): number
   /** The most resident memory the process has held so far (VmHWM), in bytes. */
   peakRssBytes(): number
+  /** The resident memory the process holds now (VmRSS), in bytes. */
+  rssBytes(): number
   /** The end of what the process wrote on stderr, for a scenario that breaks. */
   recentLog(): string
   stop(): Promise<void>
@@ -25,10 +27,14 @@ export interface ServerProcess {
 const KEPT_LOG_CHARS = 4_000
 
 /** `ueditor-server` as users run it, configured by a JSON file in `dir` (UEDITOR_CONFIG). */
-export async function startUeditor(dir: string, config: object): Promise<ServerProcess> {
+export async function startUeditor(
+  dir: string,
+  config: object,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
   const file = join(dir, 'bench-config.json')
   await writeFile(file, JSON.stringify(config, null, 2))
-  return launch([STANDALONE], { UEDITOR_CONFIG: file })
+  return launch([STANDALONE], { ...env, UEDITOR_CONFIG: file })
 }
 
 /** A bare node:http baseline (bench/bare-server.ts) in the given mode. */
@@ -52,7 +58,8 @@ async function launch(args: string[], env: Record<string, string>): Promise<Serv
     pid,
     recentLog: () => log,
     cpuMicros: () => cpuMicros(pid),
-    peakRssBytes: () => peakRssBytes(pid),
+    peakRssBytes: () => statusBytes(pid, 'VmHWM'),
+    rssBytes: () => statusBytes(pid, 'VmRSS'),
     stop: () => stop(child),
   }
 }
@@ -104,9 +111,9 @@ function cpuMicros(pid: number): number {
   return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6
 }
 
-function peakRssBytes(pid: number): number {
+function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kb = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]
-  if (kb === undefined) throw new Error(`no VmHWM for process ${pid}`)
+  const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]
+  if (kb === undefined) throw new Error(`no ${field} for process ${pid}`)
   return Number(kb) * 1024
 }

@@ -10,6 +10,7 @@ import { FULL, type Profile, removeScratch, SMOKE } from './context.js'
 import { broken, judge, type Outcome, type Row, table, tally, writeResults } from './report.js'
 import { catchScenario } from './scenarios/catch.js'
 import { configScenario } from './scenarios/config.js'
+import { formulaFloodScenario } from './scenarios/formula-flood.js'
 import { listingScenarios } from './scenarios/listings.js'
 import { materialsScenarios } from './scenarios/materials.js'
 import { largeUploadScenarios, smallUploadScenarios } from './scenarios/uploads.js'
@@ -23,6 +24,7 @@ const SCENARIOS: [string, (p: Profile) => Promise<Row[]>][] = [
   ['listImage', listingScenarios],
   ['materials search', materialsScenarios],
   ['catch', catchScenario],
+  ['formula flood', formulaFloodScenario],
 ]
 
 const profile = process.argv.includes('--smoke') ? SMOKE : FULL

@@ -3,6 +3,7 @@ import { sep } from 'node:path'
 import { openAiModelClient } from './ai/model-client.js'
 import { type AiRelay, createAiRelay } from './ai/relay.js'
 import { type AuthSetup, createAuthenticator } from './auth/authenticator.js'
+import { clientKey } from './auth/client-key.js'
 import { type ResolvedMode, resolveAuthMode } from './auth/mode.js'
 import { failureThrottle } from './auth/throttle.js'
 import type { AuthorizeHook } from './auth/types.js'
@@ -39,7 +40,7 @@ import { freeBytes } from './shared/free-space.js'
 import { createLogger, requestLogger, silentLogger } from './shared/log.js'
 import { messageFor } from './shared/messages.js'
 import { createMetrics } from './shared/metrics.js'
-import { setRequestInfo } from './shared/request-info.js'
+import { requestInfo, setRequestInfo } from './shared/request-info.js'
 import { urlOf } from './shared/request-url.js'
 import { errorResponse, jsonResponse } from './shared/respond.js'
 import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
@@ -229,7 +230,15 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
 
   const { enabled: formulaOn, path: formulaPath, ...formulaOptions } = config.formula
   const formula = formulaOn
-    ? createFormulaHandler({ ...formulaOptions, locale: config.locale, log })
+    ? createFormulaHandler({
+        ...formulaOptions,
+        locale: config.locale,
+        log,
+        clientOf: (request) => {
+          const address = requestInfo(request)?.remoteAddress
+          return address ? clientKey(address) : undefined
+        },
+      })
     : null
 
   const editorPath = config.routes.editor

@@ -552,6 +552,16 @@ export const ServerConfigSchema = z.strictObject({
       cacheBytes: size(z.number().int().min(0).max(4_294_967_296)).default(33_554_432),
       /** PNG pixels per SVG pixel, each way. */
       pngScale: z.number().min(0.5).max(4).default(2),
+      /** Largest width × height of a PNG, in pixels. */
+      pngMaxPixels: z.number().int().min(10_000).max(100_000_000).default(4_000_000),
+      /** PNGs drawn at once; each holds one of the threads that file reads and writes share. */
+      pngConcurrency: z.number().int().min(1).max(4).default(1),
+      /** PNGs waiting to be drawn, from all clients together. */
+      pngQueue: z.number().int().min(0).max(10_000).default(32),
+      /** PNGs waiting to be drawn from one client (address, /64 for IPv6). */
+      pngQueuePerClient: z.number().int().min(0).max(10_000).default(4),
+      /** Renders of formulas not in the cache one client may start per minute. 0: no limit. */
+      rendersPerMinute: z.number().int().min(0).default(300),
     })
     .prefault({}),
   /** Upload flood guards (docs/security.md, row S14), per client address. */

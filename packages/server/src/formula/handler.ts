@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import { svgToPng } from '../images/svg-raster.js'
+import { createSvgRasteriser } from '../images/svg-raster.js'
 import { CODES, UeError, type UeErrorCode } from '../shared/errors.js'
 import { type Locale, messageFor } from '../shared/messages.js'
 import { errorResponse } from '../shared/respond.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
+import { createClientRate } from './client-rate.js'
 import { errorSvg } from './error-svg.js'
 import { createRenderPool, type RenderOutcome } from './pool.js'
 
@@ -22,6 +23,20 @@ export interface FormulaOptions {
   cacheBytes: number
   /** PNG size relative to the SVG's own (2: twice as many pixels each way). */
   pngScale: number
+  /** Largest width × height of a PNG; a larger one gets `UE_FORMULA_TOO_COMPLEX`. */
+  pngMaxPixels: number
+  /** PNGs drawn at once; each holds a thread of the pool that file I/O shares. */
+  pngConcurrency: number
+  /** PNGs waiting to be drawn, from all clients together and from one client. */
+  pngQueue: number
+  pngQueuePerClient: number
+  /** Renders (formulas not in the cache) one client may start per minute. 0: no limit. */
+  rendersPerMinute: number
+  /**
+   * The client a request comes from (its address, per /64 for IPv6), for the per-client rate
+   * and turns; undefined when it is not known, which skips the rate.
+   */
+  clientOf?: (request: Request) => string | undefined
   log: Logger
 }
 
@@ -31,6 +46,8 @@ export interface FormulaStats {
   /** Answers served from the in-memory cache. */
   cacheHits: number
   overruns: number
+  /** PNGs waiting to be drawn, drawing now, and the most ever drawing at once. */
+  png: { queued: number; drawing: number; peakDrawing: number }
 }
 
 export type FormulaHandler = FetchHandler & {
@@ -52,15 +69,15 @@ interface Answer {
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 // A TeX error may become valid when the server gains a package: browsers re-ask after a day.
 const A_DAY = 'public, max-age=86400'
-const MAX_PNG_PIXELS = 16_000_000
 // MathJax lays the SVG out in ex; librsvg takes 1ex as half of its 12pt default font,
 // so 96 dpi draws it at its size in a browser with a 16 px font. (Approximate.)
-const BASE_DENSITY = 96
+const DENSITY = 96
 
 /**
  * `GET <path>.svg?<URL-encoded TeX>` (and `.png`): TeX rendered on this server, so no formula
  * and no reader's address goes to a third party. Bounded by length, MathJax's macro and buffer
- * limits, a per-render deadline in a worker thread, a queue cap and an LRU of finished answers.
+ * limits, a per-render deadline in a worker thread, a queue cap, a per-client rate of renders,
+ * a fair queue of PNG drawings with a small global cap, and an LRU of finished answers.
  */
 export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
   const pool = createRenderPool({
@@ -74,10 +91,28 @@ export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
     maxSize: o.cacheBytes,
     sizeCalculation: (a) => Math.max(1, a.body.byteLength),
   })
+  const raster = createSvgRasteriser({
+    concurrency: o.pngConcurrency,
+    maxQueued: o.pngQueue,
+    maxQueuedPerClient: o.pngQueuePerClient,
+    maxPixels: o.pngMaxPixels,
+    timeoutMs: o.timeoutMs,
+  })
+  const rate = createClientRate(o.rendersPerMinute)
   const inflight = new Map<string, Promise<Answer>>()
+  // The few error pictures, drawn once each: a flood of refusals draws nothing.
+  const refusalPngs = new Map<UeErrorCode, Promise<Buffer | null>>()
   let cacheHits = 0
 
-  async function answerFor(type: 'svg' | 'png', tex: string): Promise<Answer> {
+  /**
+   * The cached answer, the one being rendered, or a new render. A new render started for a
+   * known client takes one from its rate (`client` null: an inner lookup, already counted).
+   */
+  async function answerFor(
+    type: 'svg' | 'png',
+    tex: string,
+    client: string | undefined | null,
+  ): Promise<Answer> {
     const key = `${type}\n${tex}`
     const cached = cache.get(key)
     if (cached) {
@@ -86,7 +121,10 @@ export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
     }
     let pending = inflight.get(key)
     if (!pending) {
-      pending = (type === 'svg' ? renderSvg(tex) : renderPng(tex)).finally(() =>
+      // A PNG that could not wait its turn is refused before MathJax works on it.
+      if (type === 'png' && !raster.hasRoom(client ?? '')) return refusal(type, 'UE_FORMULA_BUSY')
+      if (client && !rate.take(client)) return refusal(type, 'UE_FORMULA_RATE_LIMITED')
+      pending = (type === 'svg' ? renderSvg(tex) : renderPng(tex, client ?? '')).finally(() =>
         inflight.delete(key),
       )
       inflight.set(key, pending)
@@ -116,30 +154,38 @@ export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
     }
   }
 
-  async function renderPng(tex: string): Promise<Answer> {
-    const svg = await answerFor('svg', tex)
-    const png = await rasterise(new TextDecoder().decode(svg.body))
-    if (!png) return refusal('png', 'UE_FORMULA_TOO_COMPLEX')
+  async function renderPng(tex: string, client: string): Promise<Answer> {
+    const svg = await answerFor('svg', tex, null)
+    // Past MathJax's own errors, a refusal shows the same picture for every formula.
+    if (svg.code && svg.code !== 'UE_FORMULA_INVALID') return refusal('png', svg.code)
+    let png: Buffer
+    try {
+      png = await raster.draw(client, new TextDecoder().decode(svg.body), DENSITY * o.pngScale)
+    } catch (err) {
+      if (err instanceof UeError && err.code === 'UE_BUSY') return refusal('png', 'UE_FORMULA_BUSY')
+      if (!(err instanceof UeError)) o.log.warn({ err }, 'formula PNG not drawn')
+      return refusal('png', 'UE_FORMULA_TOO_COMPLEX')
+    }
     return { ...svg, type: 'png', body: png, etag: etagOf(png) }
   }
 
-  async function rasterise(svg: string): Promise<Uint8Array | null> {
-    try {
-      return await svgToPng(svg, {
-        density: BASE_DENSITY * o.pngScale,
-        maxPixels: MAX_PNG_PIXELS,
-        timeoutSeconds: Math.max(1, Math.ceil(o.timeoutMs / 1000)),
+  function refusalPng(code: UeErrorCode, svg: string): Promise<Buffer | null> {
+    let png = refusalPngs.get(code)
+    if (!png) {
+      png = raster.drawUnqueued(svg, DENSITY * o.pngScale).catch((err: unknown) => {
+        o.log.warn({ err }, 'formula error picture not drawn')
+        refusalPngs.delete(code)
+        return null
       })
-    } catch (err) {
-      o.log.warn({ err }, 'formula PNG not drawn')
-      return null
+      refusalPngs.set(code, png)
     }
+    return png
   }
 
   async function refusal(type: 'svg' | 'png', code: UeErrorCode): Promise<Answer> {
     const svg = errorSvg(messageFor(o.locale, code))
     const status = CODES[code].status
-    const png = type === 'png' ? await rasterise(svg) : null
+    const png = type === 'png' ? await refusalPng(code, svg) : null
     const cacheControl =
       code === 'UE_FORMULA_INVALID' || code === 'UE_FORMULA_TOO_LONG' ? A_DAY : 'no-store'
     const keep = code === 'UE_FORMULA_INVALID'
@@ -167,7 +213,7 @@ export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
       const tex = decode(raw)
       if (tex === null || tex.trim() === '') answer = await refusal(type, 'UE_FORMULA_INVALID')
       else if ([...tex].length > o.maxLength) answer = await refusal(type, 'UE_FORMULA_TOO_LONG')
-      else answer = await answerFor(type, tex.trim())
+      else answer = await answerFor(type, tex.trim(), o.clientOf?.(request))
     }
     return respond(request, answer)
   }
@@ -177,6 +223,7 @@ export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
       renders: pool.stats.renders + pool.stats.overruns,
       cacheHits,
       overruns: pool.stats.overruns,
+      png: raster.stats,
     }),
     close: () => pool.close(),
   })

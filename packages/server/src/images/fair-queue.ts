@@ -18,6 +18,8 @@ export interface FairQueue {
    * with `UE_BUSY` when the queues are full, or when `signal` fires while the job still waits.
    */
   run<T>(client: string, weight: number, signal: AbortSignal, job: () => Promise<T>): Promise<T>
+  /** Whether a job of `client` would be taken now rather than refused for a full queue. */
+  hasRoom(client: string): boolean
   /** Waiting jobs, for tests and metrics. */
   readonly queued: number
 }
@@ -50,13 +52,17 @@ export function createFairQueue(o: FairQueueOptions): FairQueue {
     }
   }
 
+  const hasRoom = (client: string) =>
+    queued < o.maxQueued && (queues.get(client)?.length ?? 0) < o.maxQueuedPerClient
+
   return {
     get queued() {
       return queued
     },
+    hasRoom,
     run(client, weight, signal, job) {
       const mine = queues.get(client) ?? []
-      if (queued >= o.maxQueued || mine.length >= o.maxQueuedPerClient)
+      if (!hasRoom(client))
         return Promise.reject(new UeError('UE_BUSY', { detail: 'image queue full' }))
       return new Promise((resolve, reject) => {
         const onAbort = () => {

@@ -46,6 +46,7 @@ export const CODES = {
   UE_FORMULA_TOO_LONG: { status: 414 },
   UE_FORMULA_TOO_COMPLEX: { status: 422 },
   UE_FORMULA_BUSY: { status: 503 },
+  UE_FORMULA_RATE_LIMITED: { status: 429 },
   UE_INTERNAL: { status: 500 },
   UE_AUTH_THROTTLED: { status: 429 },
   UE_QUOTA_EXCEEDED: { status: 413 },
