@@ -1,4 +1,4 @@
-import { lazyInstance, lazyPrototype } from '../shared/lazy-web-object.js'
+import { isStandIn, lazyInstance, lazyPrototype, realObjectOf } from '../shared/lazy-web-object.js'
 
 /**
  * A fetch `Request` whose method, URL, headers and signal are answered directly; the real
@@ -37,4 +37,13 @@ const prototype = lazyPrototype<WithParts>(Request.prototype, {
 
 export function lazyRequest(parts: LazyRequestParts): Request {
   return lazyInstance(prototype, { [PARTS]: parts }, parts.build)
+}
+
+/**
+ * A handler's answer as its caller can use it. The Node bridge, which made the stand-in request,
+ * writes stand-in answers itself; any other caller (Bun, Deno, a worker, the host app calling
+ * `ue.fetch`) gets a real `Response`, since a stand-in is none to its runtime.
+ */
+export function answerFor(request: Request, answer: Promise<Response>): Promise<Response> {
+  return isStandIn(request) ? answer : answer.then(realObjectOf)
 }

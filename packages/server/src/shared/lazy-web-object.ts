@@ -29,8 +29,12 @@ export function realOf<T>(self: T): T {
  * to their constructors or to anything else that reads their internal state.
  */
 export function realObjectOf<T>(value: T): T {
-  const lazy = value as Lazy<T>
-  return typeof lazy === 'object' && lazy !== null && BUILD in lazy ? realOf(value) : value
+  return isStandIn(value) ? realOf(value) : value
+}
+
+/** Whether `value` is a stand-in (made by `lazyInstance`). */
+export function isStandIn(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && BUILD in value
 }
 
 /** The real object if something has built it already, else undefined. */
