@@ -67,4 +67,10 @@ test('ue.fetch answers a host’s own Request with a Response its runtime can re
     assert.match(headers.call(answer).get('content-type') ?? '', /^application\/json/, path)
     assert.ok(JSON.parse(await native.text.call(answer)), path)
   }
+  // The host's server owns the connection: a refused upload asks it to close nothing.
+  const refused = await ue.fetch(
+    new Request('http://127.0.0.1/ueditor?action=image', { method: 'POST', body: 'not a form' }),
+  )
+  assert.notEqual(((await refused.json()) as { state: string }).state, 'SUCCESS')
+  assert.equal(refused.headers.get('connection'), null)
 })

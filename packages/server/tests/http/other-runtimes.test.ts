@@ -20,9 +20,11 @@ for (const runtime of ['bun', 'deno'] satisfies Runtime[]) {
       >
       assert.equal(config.imageActionName, 'image')
 
-      const upload = async (client: string) => {
+      /** `padding`: bytes after the image, so a refusal comes while the body is still being sent. */
+      const upload = async (client: string, padding = 0) => {
         const form = new FormData()
-        form.append('upfile', blob(png(8, 8), 'image/png'), 'a.png')
+        const bytes = Buffer.concat([png(8, 8), Buffer.alloc(padding)])
+        form.append('upfile', blob(bytes, 'image/png'), 'a.png')
         const res = await fetch(`${editor}?action=image`, {
           method: 'POST',
           body: form,
@@ -45,8 +47,9 @@ for (const runtime of ['bun', 'deno'] satisfies Runtime[]) {
       )
 
       // The runtime's peer address came through: the forwarded client is counted, per client.
+      // The refusal is read by a client still sending a megabyte (the runtime's connection).
       assert.equal((await upload('203.0.113.7')).state, 'SUCCESS')
-      assert.equal((await upload('203.0.113.7')).code, 'UE_RATE_LIMITED')
+      assert.equal((await upload('203.0.113.7', 1_000_000)).code, 'UE_RATE_LIMITED')
       assert.equal((await upload('203.0.113.8')).state, 'SUCCESS')
       assert.equal((await fetch(`${base}/healthz`)).status, 200)
     })
