@@ -22,6 +22,7 @@ import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
 import { clientAddress, parseTrustedProxies } from './http/client-address.js'
 import { withCors } from './http/cors.js'
+import { answerFor } from './http/lazy-request.js'
 import { createMetricsEndpoint } from './http/metrics-endpoint.js'
 import type { Mounts } from './http/mounts.js'
 import { type NodeHandler, toNodeHandler } from './http/node.js'
@@ -319,7 +320,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
           ),
           host: info.host,
         })
-      return h(request)
+      return answerFor(request, h(request))
     }, drainLimits)
   const everything = entry(observed(fetch))
   // During a shutdown the editor refuses in its own protocol shape, the others with this.

@@ -1,5 +1,6 @@
 import type { ServerConfig } from '../config/load.js'
 import { UeError } from '../shared/errors.js'
+import { realObjectOf } from '../shared/lazy-web-object.js'
 import { requestLogger } from '../shared/log.js'
 import { requestInfo } from '../shared/request-info.js'
 import { urlOf } from '../shared/request-url.js'
@@ -120,7 +121,8 @@ export function createAuthenticator(
       if (mode === 'hook' && hook) {
         let user: Awaited<ReturnType<AuthorizeHook>>
         try {
-          user = await hook(request, info?.host)
+          // The host app's code: a real Request, which it may copy, clone or fetch.
+          user = await hook(realObjectOf(request), info?.host)
         } catch (err) {
           requestLogger(log, request).error(
             { err },

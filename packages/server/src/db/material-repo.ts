@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Generated, Insertable, Kysely, Selectable } from 'kysely'
 import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import type { Page } from '../shared/types.js'
 import { guarded } from './errors.js'
@@ -204,33 +204,12 @@ async function getCategory(db: Kysely<DbSchema>, id: number): Promise<CategoryRe
   return row === undefined ? null : toCategory(row)
 }
 
-// Explicit ids are kept (import is idempotent by id), and only a save with an id is an upsert:
-// a new row must never replace an existing one, hence advanceIdentityPast after an explicit id.
 async function saveCategory(db: Kysely<DbSchema>, c: CategoryInput): Promise<CategoryRecord> {
-  const now = Date.now()
-  const values = {
+  const row = await saveRow(db, 'categories', c, {
     name: c.name,
     parentId: c.parentId,
     sortOrder: c.order,
-    updatedAt: c.updatedAt ?? now,
-  }
-  const row = await db
-    .insertInto('categories')
-    .values({
-      ...values,
-      ...(c.id === undefined ? {} : { id: c.id }),
-      createdAt: c.createdAt ?? now,
-    })
-    .$if(c.id !== undefined, (qb) =>
-      qb.onConflict((oc) =>
-        oc
-          .column('id')
-          .doUpdateSet(c.createdAt === undefined ? values : { ...values, createdAt: c.createdAt }),
-      ),
-    )
-    .returningAll()
-    .executeTakeFirstOrThrow()
-  if (c.id !== undefined) await advanceIdentityPast(db, 'categories', c.id)
+  })
   return toCategory(row)
 }
 
@@ -240,8 +219,7 @@ async function getMaterial(db: Kysely<DbSchema>, id: number): Promise<MaterialRe
 }
 
 async function saveMaterial(db: Kysely<DbSchema>, m: MaterialInput): Promise<MaterialRecord> {
-  const now = Date.now()
-  const values = {
+  const row = await saveRow(db, 'materials', m, {
     name: m.name,
     content: m.content,
     categoryId: m.categoryId,
@@ -249,27 +227,55 @@ async function saveMaterial(db: Kysely<DbSchema>, m: MaterialInput): Promise<Mat
     tags: JSON.stringify(m.tags),
     tagsSearch: m.tags.join('\n'),
     custom: JSON.stringify(m.custom),
-    updatedAt: m.updatedAt ?? now,
-  }
-  const row = await db
-    .insertInto('materials')
-    .values({
-      ...values,
-      ...(m.id === undefined ? {} : { id: m.id }),
-      createdAt: m.createdAt ?? now,
-    })
-    .$if(m.id !== undefined, (qb) =>
+  })
+  await reindexTerms(db, Number(row.id))
+  return toMaterial(row)
+}
+
+type SavedTable = 'categories' | 'materials'
+
+/** The columns `saveRow` writes itself; the others are the table's own. */
+interface SavedColumns {
+  id: Generated<number>
+  createdAt: number
+  updatedAt: number
+  [column: string]: unknown
+}
+
+/** When a save happened and which row it names; what an import brings along. */
+interface SaveStamp {
+  id?: number | undefined
+  createdAt?: number | undefined
+  updatedAt?: number | undefined
+}
+
+/**
+ * Writes a new row, or with an explicit id the row of that id (import is idempotent by id),
+ * whose `createdAt` stays unless the save brings one. Only a save with an id is an upsert: a new
+ * row must never replace an existing one, hence advanceIdentityPast after an explicit id.
+ */
+async function saveRow<T extends SavedTable>(
+  db: Kysely<DbSchema>,
+  table: T,
+  stamp: SaveStamp,
+  columns: Omit<Insertable<DbSchema[T]>, 'id' | 'createdAt' | 'updatedAt'>,
+): Promise<Selectable<DbSchema[T]>> {
+  const now = Date.now()
+  // One statement for either table: the callers' columns are checked against their table.
+  const values = { ...(columns as Record<string, unknown>), updatedAt: stamp.updatedAt ?? now }
+  const { id, createdAt } = stamp
+  const row = await (db as unknown as Kysely<Record<SavedTable, SavedColumns>>)
+    .insertInto(table as SavedTable)
+    .values({ ...values, ...(id === undefined ? {} : { id }), createdAt: createdAt ?? now })
+    .$if(id !== undefined, (qb) =>
       qb.onConflict((oc) =>
-        oc
-          .column('id')
-          .doUpdateSet(m.createdAt === undefined ? values : { ...values, createdAt: m.createdAt }),
+        oc.column('id').doUpdateSet(createdAt === undefined ? values : { ...values, createdAt }),
       ),
     )
     .returningAll()
     .executeTakeFirstOrThrow()
-  if (m.id !== undefined) await advanceIdentityPast(db, 'materials', m.id)
-  await reindexTerms(db, Number(row.id))
-  return toMaterial(row)
+  if (id !== undefined) await advanceIdentityPast(db, table, id)
+  return row as Selectable<DbSchema[T]>
 }
 
 /** Runs `work` in a transaction, or in the one `db` already is. */

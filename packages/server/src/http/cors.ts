@@ -1,4 +1,5 @@
 import type { FetchHandler } from '../shared/types.js'
+import { withHeaders } from './with-headers.js'
 
 /** The headers UEditor Plus sends, including the underscore form its video dialog uses. */
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Requested-With, X_Requested_With'
@@ -29,18 +30,9 @@ export function withCors(
       }
       return new Response(null, { status: 204, headers })
     }
-    const response = await handler(request)
-    try {
-      // In place, so the answer stays the one the handler made (the Node edge writes a
-      // complete body without reading its stream).
-      addCorsHeaders(response.headers, ok ? origin : null)
-      return response
-    } catch {
-      // Headers of a fetched Response are immutable; copy it.
-      const headers = new Headers(response.headers)
-      addCorsHeaders(headers, ok ? origin : null)
-      return new Response(response.body, { status: response.status, headers })
-    }
+    return withHeaders(await handler(request), (headers) =>
+      addCorsHeaders(headers, ok ? origin : null),
+    )
   }
 }
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { completeBodyOf } from '../shared/complete-body.js'
 import { UeError } from '../shared/errors.js'
-import { builtOf } from '../shared/lazy-web-object.js'
+import { realOf } from '../shared/lazy-web-object.js'
 import { liteEntriesOf, rawHeaders } from '../shared/lite-headers.js'
 import { offerNodeBody } from '../shared/request-body.js'
 import type { ConnectionInfo, HostContext } from '../shared/request-info.js'
@@ -9,7 +9,12 @@ import { errorParts } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
 import { lazyRequest } from './lazy-request.js'
 import { isMountableServer, isMounted, type MountableServer } from './mounts.js'
-import { type DrainLimits, drainLimitsOf, NodeRequestBody } from './request-body-node.js'
+import {
+  type DrainLimits,
+  drainLimitsOf,
+  isServerHandler,
+  NodeRequestBody,
+} from './request-body-node.js'
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void
 
@@ -91,6 +96,8 @@ export async function serveNode(
       refuseUnbridgeable(req, res, e)
       return
     }
+    // The stand-in is for the server's own handlers; any other gets a real Request.
+    if (!isServerHandler(handler)) request = realOf(request)
     const info: ConnectionInfo = { remoteAddress: req.socket?.remoteAddress, host: options.host }
     let response: Response
     try {
@@ -150,31 +157,42 @@ function toRequest(
   // Read from Node's list when asked; a value fetch refuses (a raw control byte) is dropped.
   const headers = rawHeaders(req.rawHeaders)
   const hasBody = method !== 'GET' && method !== 'HEAD'
-  // Once a reader has taken the Node stream itself, a web stream of it can only fail.
+  // The body goes to one reader: the Node stream itself, or the real request's web stream.
   let taken = false
+  let web: ReadableStream<Uint8Array> | undefined
+  let webRead = false
+  const firstWebRead = () => {
+    webRead = true
+    return taken ? new UeError('UE_BODY_CONSUMED') : consumedError(req)
+  }
+  const takeNodeBody = () => {
+    // Whoever holds the real request may have read its body, or cloned it (a clone locks it).
+    if (taken || webRead || web?.locked) return undefined
+    const consumed = consumedError(req)
+    if (consumed) throw consumed
+    taken = true
+    return body.take()
+  }
   const request = lazyRequest({
     method,
     url,
     headers,
     signal,
-    build: () =>
-      new Request(url, {
+    build: () => {
+      web = hasBody ? body.stream(firstWebRead) : undefined
+      const real = new Request(url, {
         method,
         headers,
         signal: signal(),
-        body: hasBody ? requestBody(req, body, taken) : null,
+        body: web ?? null,
         duplex: 'half',
-      } as RequestInit),
+      } as RequestInit)
+      // A host's handler may hand the real request on to ours: it offers the same body.
+      if (hasBody) offerNodeBody(real, takeNodeBody)
+      return real
+    },
   })
-  if (hasBody)
-    offerNodeBody(request, () => {
-      // A request something has built may be reading its web stream already.
-      if (builtOf(request) || taken) return undefined
-      const consumed = consumedError(req)
-      if (consumed) throw consumed
-      taken = true
-      return body.take()
-    })
+  if (hasBody) offerNodeBody(request, takeNodeBody)
   return request
 }
 
@@ -192,17 +210,6 @@ function consumedError(req: IncomingMessage): UeError | undefined {
       'handler before any body parser (express.json(), koa-bodyparser, …) or keep the ' +
       'parser off its path (docs/mounting.md)',
   })
-}
-
-/** The body as a web stream, for readers that did not take the Node stream itself. */
-function requestBody(
-  req: IncomingMessage,
-  body: NodeRequestBody,
-  taken: boolean,
-): ReadableStream<Uint8Array> {
-  const error = taken ? new UeError('UE_BODY_CONSUMED') : consumedError(req)
-  if (error) return new ReadableStream({ pull: (controller) => controller.error(error) })
-  return body.stream()
 }
 
 /**

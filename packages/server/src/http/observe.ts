@@ -3,6 +3,7 @@ import { bindRequestContext, requestContext, requestIdFrom } from '../shared/req
 import { requestInfo } from '../shared/request-info.js'
 import { urlOf } from '../shared/request-url.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
+import { withHeaders } from './with-headers.js'
 
 export interface ObserveOptions {
   log: Logger
@@ -30,7 +31,9 @@ export function observe(handler: FetchHandler, o: ObserveOptions): FetchHandler 
     const route = o.routeOf(pathname)
     let status = 500
     try {
-      const response = withHeader(await handler(request), 'X-Request-Id', requestId)
+      const response = withHeaders(await handler(request), (headers) =>
+        headers.set('X-Request-Id', requestId),
+      )
       status = response.status
       return response
     } finally {
@@ -49,17 +52,5 @@ export function observe(handler: FetchHandler, o: ObserveOptions): FetchHandler 
       if (o.quietRoutes?.has(route)) o.log.debug(line, 'request')
       else o.log.info(line, 'request')
     }
-  }
-}
-
-function withHeader(response: Response, name: string, value: string): Response {
-  try {
-    response.headers.set(name, value)
-    return response
-  } catch {
-    // Headers of a fetched Response are immutable; copy it.
-    const copy = new Response(response.body, response)
-    copy.headers.set(name, value)
-    return copy
   }
 }

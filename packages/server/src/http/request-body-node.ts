@@ -21,7 +21,11 @@ export const DEFAULT_DRAIN_LIMITS: DrainLimits = {
 
 const limitsByHandler = new WeakMap<FetchHandler, DrainLimits>()
 
-/** Marks `handler` so the node bridge drains with `limits` (the configured ones) in front of it. */
+/**
+ * Marks `handler` as one of the server's own for the node bridge: it drains with `limits` (the
+ * configured ones) in front of it, and it is handed the bridge's stand-in request, which only
+ * the server's code reads. Every other handler gets a real `Request`.
+ */
 export function withDrainLimits(handler: FetchHandler, limits: DrainLimits): FetchHandler {
   limitsByHandler.set(handler, limits)
   return handler
@@ -29,6 +33,11 @@ export function withDrainLimits(handler: FetchHandler, limits: DrainLimits): Fet
 
 export function drainLimitsOf(handler: FetchHandler): DrainLimits {
   return limitsByHandler.get(handler) ?? DEFAULT_DRAIN_LIMITS
+}
+
+/** Whether `handler` is the server's own (marked by `withDrainLimits`). */
+export function isServerHandler(handler: FetchHandler): boolean {
+  return limitsByHandler.has(handler)
 }
 
 /**
@@ -52,11 +61,24 @@ export class NodeRequestBody {
     }
   }
 
-  /** The body as a web stream that pulls one chunk per read (back-pressure to the socket). */
-  stream(): ReadableStream<Uint8Array> {
+  /**
+   * The body as a web stream that pulls one chunk per read (back-pressure to the socket).
+   * `firstRead` is called at the first read, not before, and an error it returns fails the
+   * stream: the Node stream may be taken, or a host's parser read the body, in between.
+   */
+  stream(firstRead: () => Error | undefined): ReadableStream<Uint8Array> {
+    let first = true
     return new ReadableStream<Uint8Array>(
       {
         pull: async (controller) => {
+          if (first) {
+            first = false
+            const error = firstRead()
+            if (error) {
+              controller.error(error)
+              return
+            }
+          }
           const next = await this.next()
           if (next.done) controller.close()
           else controller.enqueue(next.value)

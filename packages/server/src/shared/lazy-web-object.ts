@@ -4,6 +4,9 @@
  * method, URL and headers, and a response's status and headers; a real object costs a second
  * URL parse, `Headers` copies, an `AbortSignal` or a body web stream. A stand-in passes
  * `instanceof`; every other property and method is the real object's, built on first use.
+ * It is still no real one where fetch reads the internal state (`new Request(standIn)`,
+ * `fetch(standIn)` fail on every Node line), so only the server's own code is handed one:
+ * code of the host app (the `authorize` hook, a handler of its own) gets the real object.
  */
 const REAL = Symbol('real')
 const BUILD = Symbol('build')
@@ -18,6 +21,20 @@ export function realOf<T>(self: T): T {
   const lazy = self as Lazy<T>
   lazy[REAL] ??= lazy[BUILD]()
   return lazy[REAL]
+}
+
+/**
+ * The real object behind a stand-in, built now if nothing has built it yet; any other value as
+ * it is. For code that is not ours: a stand-in is no real `Request` or `Response` to `fetch`,
+ * to their constructors or to anything else that reads their internal state.
+ */
+export function realObjectOf<T>(value: T): T {
+  return isStandIn(value) ? realOf(value) : value
+}
+
+/** Whether `value` is a stand-in (made by `lazyInstance`). */
+export function isStandIn(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && BUILD in value
 }
 
 /** The real object if something has built it already, else undefined. */

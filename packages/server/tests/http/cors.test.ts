@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
+import { withCors } from '../../src/http/cors.js'
+import { observe } from '../../src/http/observe.js'
+import { silentLogger } from '../../src/shared/log.js'
+import { createMetrics } from '../../src/shared/metrics.js'
 import { png } from '../helpers/fixtures.js'
 import { startTestServer } from '../helpers/start-server.js'
 
@@ -62,4 +68,28 @@ test('a cross-origin upload gets an absolute URL from publicUrl and the CORS hea
   assert.match(up.url, /^https:\/\/ue\.example\.com\/uploads\/image\/\d{8}\/[0-9a-z]+\.png$/)
   const path = new URL(up.url).pathname
   assert.equal((await fetch(`${srv.url}${path}`)).status, 200)
+})
+
+test('a fetched answer, whose headers cannot change, gets the CORS headers and the request id on a copy that keeps its status, status text and body', async (t) => {
+  const upstream = createServer((_req, res) => {
+    res.writeHead(202, 'Accepted Later', { 'content-type': 'text/plain', 'x-upstream': '1' })
+    res.end('from upstream')
+  })
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r))
+  t.after(() => new Promise((r) => upstream.close(r)))
+  const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`
+  const handler = observe(
+    withCors(() => fetch(url), [ORIGIN]),
+    { log: silentLogger, metrics: createMetrics(), routeOf: () => 'other' },
+  )
+  const res = await handler(
+    new Request('http://127.0.0.1/x', { headers: { Origin: ORIGIN, 'X-Request-Id': 'req-1' } }),
+  )
+  assert.equal(res.status, 202)
+  assert.equal(res.statusText, 'Accepted Later')
+  assert.equal(res.headers.get('access-control-allow-origin'), ORIGIN)
+  assert.equal(res.headers.get('vary'), 'Origin')
+  assert.equal(res.headers.get('x-request-id'), 'req-1')
+  assert.equal(res.headers.get('x-upstream'), '1')
+  assert.equal(await res.text(), 'from upstream')
 })

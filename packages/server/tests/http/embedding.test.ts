@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { toNodeHandler } from '../../src/index.js'
+import { toNodeHandler, type UeditorServer } from '../../src/index.js'
 import { blob, MP4, png } from '../helpers/fixtures.js'
 import { hostApp } from '../helpers/host-app.js'
 import { startTestServer } from '../helpers/start-server.js'
@@ -45,4 +45,32 @@ test('an uploaded video is served with byte ranges for seeking', async (t) => {
   assert.equal(res.headers.get('content-range'), `bytes 4-11/${MP4.length}`)
   assert.equal(Buffer.from(await res.arrayBuffer()).toString('latin1'), 'ftypmp42')
   assert.equal(res.headers.get('content-type'), 'video/mp4')
+})
+
+test('ue.fetch answers a host’s own Request with a Response its runtime can read natively', async (t) => {
+  let ue!: UeditorServer
+  await hostApp(t, (server) => {
+    ue = server
+    return server.node
+  })
+  // As Bun.serve and Deno.serve read an answer: through Response.prototype's own members.
+  const native = Response.prototype
+  const status = Object.getOwnPropertyDescriptor(native, 'status')?.get as () => number
+  const headers = Object.getOwnPropertyDescriptor(native, 'headers')?.get as () => Headers
+  for (const [path, code] of [
+    ['/ueditor?action=config', 200],
+    ['/healthz', 200],
+    ['/nowhere', 404],
+  ] as const) {
+    const answer = await ue.fetch(new Request(`http://127.0.0.1${path}`))
+    assert.equal(status.call(answer), code, path)
+    assert.match(headers.call(answer).get('content-type') ?? '', /^application\/json/, path)
+    assert.ok(JSON.parse(await native.text.call(answer)), path)
+  }
+  // The host's server owns the connection: a refused upload asks it to close nothing.
+  const refused = await ue.fetch(
+    new Request('http://127.0.0.1/ueditor?action=image', { method: 'POST', body: 'not a form' }),
+  )
+  assert.notEqual(((await refused.json()) as { state: string }).state, 'SUCCESS')
+  assert.equal(refused.headers.get('connection'), null)
 })

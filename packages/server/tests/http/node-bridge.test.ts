@@ -66,6 +66,41 @@ test('the handler gets a Request it can read, and the peer address beside it', a
   assert.equal(seen?.host?.framework, 'node')
 })
 
+test('a handler of the host app gets a real Request, which it can copy and pass to fetch', async (t) => {
+  // The upstream echoes what reached it.
+  const upstream = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      res.end(`${req.method} ${req.url} ${req.headers['x-a']} ${Buffer.concat(chunks)}`)
+    })
+  })
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r))
+  t.after(() => new Promise((r) => upstream.close(r)))
+  // A forwarding handler: the request URL names the origin the client asked for (its Host).
+  const base = new URL(await serve(t, (req) => fetch(new Request(req))))
+  const answer = await new Promise<string>((resolve, reject) => {
+    const client = request(
+      {
+        host: '127.0.0.1',
+        port: base.port,
+        path: '/p?q=1',
+        method: 'POST',
+        headers: { host: `127.0.0.1:${(upstream.address() as AddressInfo).port}`, 'x-a': 'b' },
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => resolve(Buffer.concat(chunks).toString()))
+      },
+    )
+    client.on('error', reject)
+    client.end('payload')
+  })
+  assert.equal(answer, 'POST /p?q=1 b payload')
+})
+
 test('a client that goes away aborts request.signal', async (t) => {
   let aborted!: () => void
   const sawAbort = new Promise<void>((r) => {
