@@ -121,6 +121,11 @@ async function openPostgres(cfg: PostgresIndexConfig): Promise<Kysely<DbSchema>>
     // through this event; without a listener it would crash the process. The next query fails
     // on its own, and that failure is what callers see.
     pool.on('error', () => {})
+    // A connection that breaks while checked out (between Kysely taking it and its query, or
+    // after a query's answer) emits `error` on the client itself, where the pool's listener is
+    // not; without this one a database restart would end the process. The pool drops such a
+    // client when it is released, and the query that used it fails on its own.
+    pool.on('connect', (client) => client.on('error', () => {}))
     // The pool connects lazily: connect once now so a wrong URL fails at startup.
     const client = await pool.connect()
     client.release()

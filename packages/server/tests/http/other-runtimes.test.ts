@@ -9,6 +9,8 @@ for (const runtime of ['bun', 'deno'] satisfies Runtime[]) {
   describe(`ue.fetch behind ${runtime === 'bun' ? 'Bun.serve' : 'Deno.serve'}`, () => {
     test('answers the config, stores an upload, serves and lists it, and the client address reaches the limits', async (t) => {
       const base = await startRuntimeHost(t, runtime, {
+        // The forwarded addresses below show a proxy: without auth that takes saying so.
+        auth: { mode: 'none' },
         limits: { uploadsPerMinute: 2, minFreeBytes: 0 },
         http: { trustProxy: ['127.0.0.1'] },
       })
