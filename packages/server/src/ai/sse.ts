@@ -1,3 +1,4 @@
+import { errorEvent } from '../shared/respond.js'
 import type { AiShape } from './request.js'
 
 const encoder = new TextEncoder()
@@ -51,12 +52,9 @@ export function sseWriter(shape: AiShape, model: string): SseWriter {
   }
 }
 
-/**
- * One error event both kinds of client read: the dialog shows `data` of `type: "error"` (it
- * checks `type` whatever its driver), and OpenAI SDKs throw on an `error` object.
- */
+/** The error event of `shared/respond.ts`, for a stream that has started. */
 export function sseError(code: string, message: string): Uint8Array<ArrayBuffer> {
-  return line({ type: 'error', data: message, code, error: { message, code } })
+  return encoder.encode(errorEvent(code, message))
 }
 
 export const SSE_HEADERS = {

@@ -1,6 +1,7 @@
 import { ANONYMOUS } from '../auth/authenticator.js'
 import { isCrossSite } from '../auth/cross-site.js'
-import { isUeError, refusalLevel, UeError } from '../shared/errors.js'
+import { answerError } from '../shared/error-path.js'
+import { shuttingDown, UeError } from '../shared/errors.js'
 import { requestLogger } from '../shared/log.js'
 import { messageFor } from '../shared/messages.js'
 import { noMetrics } from '../shared/metrics.js'
@@ -40,15 +41,13 @@ function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
   }
 }
 
+const CLOSE = { Connection: 'close' }
 const READS: ReadonlySet<ActionKind> = new Set(['config', 'list'])
 const WRITES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch'])
 /** What a cookie must not authorise from another site's page: every action that changes something. */
 const CHANGES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch', 'delete', 'ai'])
 /** JSONP a cookie alone must never authorise: it reads private data or stores files. */
 const PRIVATE_JSONP: ReadonlySet<ActionKind> = new Set(['list', 'catch'])
-
-/** Seconds a client is told to wait after a shutdown refusal: a restart takes a few seconds. */
-export const SHUTDOWN_RETRY_AFTER = '5'
 
 /**
  * The UEditor endpoint: routes on `?action=` only (any mount path works), answers strict JSON,
@@ -82,15 +81,11 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
     const jsonpCatch =
       def?.kind === 'catch' && request.method === 'GET' && isValidCallback(callback ?? '')
 
-    const fail = (error: UeError): Response => {
+    // The answer of a refusal in the editor's shape: JSON or JSONP, a catch list, an AI event.
+    const answer = (error: UeError): Response => {
       recordAnswer(metrics, def, started, { code: error.code })
       if (def?.kind === 'ai') return aiRefusal(error, config)
       const state = messageFor(config.locale, error.code)
-      const headers = new Headers()
-      // A refused upload's connection ends with the answer; the node bridge first reads what is
-      // left of the body (within http.drainMaxBytes), so the client gets to read the answer.
-      if (request.method === 'POST') headers.set('Connection', 'close')
-      if (error.code === 'UE_SHUTTING_DOWN') headers.set('Retry-After', SHUTDOWN_RETRY_AFTER)
       return errorResponse(error, {
         shape: 'editor',
         locale: config.locale,
@@ -98,12 +93,14 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
         callback: jsonp || jsonpCatch ? callback : undefined,
         // The editor reads only `list[0]` of a catch answer; without it, capture stops for good.
         fields: def?.kind === 'catch' ? { list: [{ state, code: error.code, source: '' }] } : {},
-        headers,
+        // A refused upload's connection ends with the answer; the node bridge first reads what is
+        // left of the body (within http.drainMaxBytes), so the client gets to read the answer.
+        headers: request.method === 'POST' ? CLOSE : undefined,
       })
     }
 
     try {
-      if (deps.closing?.()) throw new UeError('UE_SHUTTING_DOWN')
+      if (deps.closing?.()) throw shuttingDown()
       if (!def) throw new UeError('UE_ACTION_UNKNOWN')
       if (jsonp && !isValidCallback(callback ?? '')) throw new UeError('UE_CALLBACK_INVALID')
       // Before the body is read: a refused request stores nothing and costs no parsing.
@@ -152,14 +149,13 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
       recordAnswer(metrics, def, started, { result })
       return jsonp ? jsonpResponse(callback ?? '', result) : jsonResponse(result)
     } catch (e) {
-      if (isUeError(e)) {
-        const level = refusalLevel(e)
-        if (level === 'error') log.error({ err: e, cause: e.cause }, 'editor action failed')
-        else log[level](refusalDetails(def, e, config), 'editor request refused')
-        return fail(e)
-      }
-      log.error({ err: e, action: def?.name }, 'unexpected error in editor action')
-      return fail(new UeError('UE_INTERNAL', { cause: e }))
+      return answerError(e, request, {
+        area: 'editor',
+        log: deps.log,
+        count: (code) => metrics.refused('editor', code),
+        details: (error) => refusalDetails(def, error, config),
+        answer,
+      })
     }
   }
 }

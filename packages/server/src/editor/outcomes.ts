@@ -7,7 +7,10 @@ interface Entry {
   size?: unknown
 }
 
-/** Counts what an answered editor request did: its outcome, stored bytes, catch outcomes. */
+/**
+ * Counts what an answered editor request did: its outcome, stored bytes, catch outcomes. (A
+ * refusal is counted as such once, on the error path.)
+ */
 export function recordAnswer(
   metrics: Metrics,
   def: ActionDef | undefined,
@@ -17,7 +20,6 @@ export function recordAnswer(
   const action = def?.name ?? 'unknown'
   const outcome = answer.code ?? 'SUCCESS'
   metrics.editorRequest(action, outcome, (performance.now() - startedMs) / 1000)
-  if (answer.code) metrics.refused('editor', answer.code)
   if (def?.kind === 'catch') {
     const list = (answer.result as { list?: Entry[] } | undefined)?.list
     if (!list) metrics.caught(outcome)

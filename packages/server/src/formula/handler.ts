@@ -201,10 +201,6 @@ export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
         ? 'png'
         : null
     if (!type) return errorResponse(new UeError('UE_NOT_FOUND'))
-    if (request.method !== 'GET' && request.method !== 'HEAD')
-      return errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), {
-        headers: { Allow: 'GET, HEAD' },
-      })
     const raw = url.search.slice(1)
     let answer: Answer
     // Each character is at most 12 URL-encoded bytes (a 4-byte UTF-8 sequence): cheap pre-check.

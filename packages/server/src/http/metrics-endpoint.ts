@@ -7,16 +7,12 @@ import type { FetchHandler } from '../shared/types.js'
 const digest = (s: string) => createHash('sha256').update(s).digest()
 
 /**
- * `GET /metrics` in the Prometheus text format. With a token, a scraper must send
+ * `GET /metrics` in the Prometheus text format (its route refuses other methods). With a token, a scraper must send
  * `Authorization: Bearer <token>` (compared in constant time); without one the path is open.
  */
 export function createMetricsEndpoint(metrics: MetricsRegistry, token?: string): FetchHandler {
   const expected = token === undefined ? undefined : digest(token)
   return async (request) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD')
-      return errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), {
-        headers: { Allow: 'GET, HEAD' },
-      })
     if (expected) {
       const m = /^Bearer ([^\s]+)$/.exec(request.headers.get('authorization') ?? '')
       if (!m || !timingSafeEqual(digest(m[1] as string), expected))

@@ -48,7 +48,7 @@ export interface StaticSiteOptions {
 }
 
 /**
- * Serves the files of one folder read-only (GET/HEAD), for the editor's own files and the page
+ * Serves the files of one folder read-only (GET/HEAD; its route refuses other methods), for the editor's own files and the page
  * that embeds it, so the editor and this server share one origin. Refused with a 404, the same
  * as a missing file: anything that resolves outside the folder (`..`, encoded slashes,
  * symlinks that point out), dotfiles and dot-folders (`.git`, `.env`), and the excluded paths.
@@ -63,11 +63,6 @@ export async function createStaticSite(o: StaticSiteOptions): Promise<FetchHandl
   ]
 
   return async (request) => {
-    const method = request.method.toUpperCase()
-    if (method !== 'GET' && method !== 'HEAD')
-      return errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), {
-        headers: { Allow: 'GET, HEAD' },
-      })
     const url = new URL(request.url)
     const segments = decodeSegments(url.pathname)
     if (segments === null) return notFound()
@@ -109,7 +104,7 @@ export async function createStaticSite(o: StaticSiteOptions): Promise<FetchHandl
       headers.delete('Content-Length')
       return new Response(null, { status: 304, headers })
     }
-    if (method === 'HEAD') return new Response(null, { status: 200, headers })
+    if (request.method === 'HEAD') return new Response(null, { status: 200, headers })
     const body = Readable.toWeb(createReadStream(real)) as ReadableStream<Uint8Array>
     return new Response(body, { status: 200, headers })
   }

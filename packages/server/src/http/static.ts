@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream'
-import { isUeError, UeError } from '../shared/errors.js'
+import { isUeError, methodNotAllowed, UeError } from '../shared/errors.js'
 import { urlOf } from '../shared/request-url.js'
 import { errorResponse } from '../shared/respond.js'
 import type { FetchHandler, StorageKey } from '../shared/types.js'
@@ -72,9 +72,9 @@ export function createFileServer(o: FileServerOptions): FetchHandler {
   return async (request) => {
     const method = request.method.toUpperCase()
     if (method !== 'GET' && method !== 'HEAD') {
-      return errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), {
-        headers: { ...COMMON_HEADERS, Allow: 'GET, HEAD' },
-      })
+      // Checked here too (not only by its route): every answer under the files path carries
+      // the safety headers.
+      return errorResponse(methodNotAllowed(['GET', 'HEAD']), { headers: COMMON_HEADERS })
     }
 
     // `pathname` already excludes the query (`?noCache=...`) and the fragment.

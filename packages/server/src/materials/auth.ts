@@ -4,13 +4,12 @@ import { isLoopbackHost } from '../auth/loopback.js'
 import { isUeError, UeError } from '../shared/errors.js'
 import { requestInfo } from '../shared/request-info.js'
 import { urlOf } from '../shared/request-url.js'
-import { errorResponse } from '../shared/respond.js'
 
 /** `admin` implies `read`. */
 export type Scope = 'read' | 'admin'
 
-/** Returns a refusal to send, or null when the request may go on. */
-export type Authorize = (request: Request, scope: Scope) => Promise<Response | null>
+/** Resolves when the request may go on; throws its refusal (`WWW-Authenticate` with it) else. */
+export type Authorize = (request: Request, scope: Scope) => Promise<void>
 
 const REALM = 'Bearer realm="materials"'
 
@@ -33,19 +32,19 @@ export function createMaterialsAuth(o: {
     } catch (e) {
       if (!isUeError(e)) throw e
       if (e.code === 'UE_AUTH_THROTTLED')
-        return errorResponse(e, { headers: { 'Retry-After': '60' } })
-      if (e.code === 'UE_PROXY_WITHOUT_AUTH') return errorResponse(e)
-      return refuse(
+        throw new UeError(e.code, { detail: e.detail, headers: { 'Retry-After': '60' } })
+      if (e.code === 'UE_PROXY_WITHOUT_AUTH') throw e
+      throw refusal(
         'UE_UNAUTHORIZED',
         e.detail === 'missing' ? REALM : `${REALM}, error="invalid_token"`,
       )
     }
     if (principal.channel === 'none') {
-      if (scope === 'read' && o.publicReads && peerIsLoopback(request)) return null
-      return refuse('UE_UNAUTHORIZED', REALM)
+      if (scope === 'read' && o.publicReads && peerIsLoopback(request)) return
+      throw refusal('UE_UNAUTHORIZED', REALM)
     }
     if (scope === 'admin' && !principal.admin)
-      return refuse('UE_FORBIDDEN', `${REALM}, error="insufficient_scope", scope="admin"`)
+      throw refusal('UE_FORBIDDEN', `${REALM}, error="insufficient_scope", scope="admin"`)
     const writes = request.method !== 'GET' && request.method !== 'HEAD'
     if (
       scope === 'admin' &&
@@ -53,13 +52,12 @@ export function createMaterialsAuth(o: {
       principal.channel === 'hook' &&
       isCrossSite(request, urlOf(request), corsOrigins)
     )
-      return errorResponse(new UeError('UE_CROSS_SITE'))
-    return null
+      throw new UeError('UE_CROSS_SITE')
   }
 }
 
-function refuse(code: 'UE_UNAUTHORIZED' | 'UE_FORBIDDEN', challenge: string): Response {
-  return errorResponse(new UeError(code), { headers: { 'WWW-Authenticate': challenge } })
+function refusal(code: 'UE_UNAUTHORIZED' | 'UE_FORBIDDEN', challenge: string): UeError {
+  return new UeError(code, { headers: { 'WWW-Authenticate': challenge } })
 }
 
 /** When the adapter knows the peer (node:http), it must be on this machine too. */

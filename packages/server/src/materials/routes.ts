@@ -1,10 +1,10 @@
 import { MAX_ID } from '../db/material-repo.js'
-import { isUeError, UeError } from '../shared/errors.js'
-import { requestLogger } from '../shared/log.js'
+import { answerError, type ErrorPath } from '../shared/error-path.js'
+import { methodNotAllowed, UeError } from '../shared/errors.js'
 import type { Metrics } from '../shared/metrics.js'
 import type { BodyTimeouts } from '../shared/request-body.js'
 import { urlOf } from '../shared/request-url.js'
-import { errorResponse, jsonResponse, refusalCodeOf } from '../shared/respond.js'
+import { errorResponse, jsonResponse } from '../shared/respond.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import type { Authorize, Scope } from './auth.js'
 import { readJsonBody } from './json-body.js'
@@ -52,25 +52,22 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
 
   async function handle(request: Request, route: Route, url: URL): Promise<Response> {
     const method = request.method
-    const allow = async (methods: string[], scope: Scope) =>
-      methods.includes(method)
-        ? await o.authorize(request, scope)
-        : errorResponse(new UeError('UE_METHOD_NOT_ALLOWED'), {
-            headers: { Allow: methods.join(', ') },
-          })
+    const allow = (methods: readonly string[], scope: Scope) => {
+      if (!methods.includes(method)) throw methodNotAllowed(methods)
+      return o.authorize(request, scope)
+    }
 
     switch (route.kind) {
       case 'categories':
-        return (await allow(['GET', 'HEAD'], 'read')) ?? jsonResponse(await service.categoryTree())
+        await allow(['GET', 'HEAD'], 'read')
+        return jsonResponse(await service.categoryTree())
       case 'search': {
-        const refused = await allow(['POST', 'GET', 'HEAD'], 'read')
-        if (refused) return refused
+        await allow(['POST', 'GET', 'HEAD'], 'read')
         const input = method === 'POST' ? await body(request, {}) : searchParams(url)
         return jsonResponse(await service.search(parseWith(SearchSchema, input)))
       }
       case 'collection': {
-        const refused = await allow(['POST'], 'admin')
-        if (refused) return refused
+        await allow(['POST'], 'admin')
         const input = await body(request)
         const created =
           route.resource === 'categories'
@@ -79,8 +76,7 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
         return jsonResponse(created, 201)
       }
       case 'item': {
-        const refused = await allow(['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'], 'admin')
-        if (refused) return refused
+        await allow(['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'], 'admin')
         return item(request, route.resource, pathId(route.id), url)
       }
     }
@@ -117,28 +113,28 @@ export function createMaterialsHandler(o: MaterialsHandlerOptions): FetchHandler
     }
   }
 
+  const errors: ErrorPath = {
+    area: 'materials',
+    log: o.log,
+    count: (code) => o.metrics?.refused('materials', code),
+  }
+  // A refused request's connection ends with the answer, once the node bridge has read what is
+  // left of the body (within http.drainMaxBytes), so the client gets to read the answer.
+  const errorsWithBody: ErrorPath = {
+    ...errors,
+    answer: (error) => errorResponse(error, { headers: { Connection: 'close' } }),
+  }
+
   return async (request) => {
     const url = urlOf(request)
-    const withBody = request.method !== 'GET' && request.method !== 'HEAD'
-    let response: Response
     try {
       const route = matchRoute(url.pathname, o.basePath)
-      response = route
-        ? await handle(request, route, url)
-        : errorResponse(new UeError('UE_NOT_FOUND'))
-    } catch (err) {
-      const error = isUeError(err) ? err : new UeError('UE_INTERNAL', { cause: err })
-      // A refusal is the client's business; a server-side failure (the database) is the operator's.
-      if (error.status >= 500)
-        requestLogger(o.log, request).error({ err, path: url.pathname }, 'materials request failed')
-      response = errorResponse(error)
+      if (!route) throw new UeError('UE_NOT_FOUND')
+      return await handle(request, route, url)
+    } catch (e) {
+      const withBody = request.method !== 'GET' && request.method !== 'HEAD'
+      return answerError(e, request, withBody ? errorsWithBody : errors)
     }
-    const refusal = refusalCodeOf(response)
-    if (refusal) o.metrics?.refused('materials', refusal)
-    // A refused request's connection ends with the answer, once the node bridge has read what
-    // is left of the body (within http.drainMaxBytes), so the client gets to read the answer.
-    if (withBody && response.status >= 400) response.headers.set('Connection', 'close')
-    return response
   }
 }
 

@@ -66,11 +66,20 @@ export class UeError extends Error {
   readonly code: UeErrorCode
   /** Safe, user-facing extra detail (never paths, hosts or stack traces). */
   readonly detail: string | undefined
+  /**
+   * Headers its answer carries in every shape: what the client needs to try again (`Allow`,
+   * `WWW-Authenticate`, `Retry-After`).
+   */
+  readonly headers: Readonly<Record<string, string>> | undefined
 
-  constructor(code: UeErrorCode, options?: { detail?: string; cause?: unknown }) {
+  constructor(
+    code: UeErrorCode,
+    options?: { detail?: string; cause?: unknown; headers?: Record<string, string> },
+  ) {
     super(options?.detail ? `${code}: ${options.detail}` : code, { cause: options?.cause })
     this.code = code
     this.detail = options?.detail
+    this.headers = options?.headers
   }
 
   get status(): number {
@@ -93,6 +102,19 @@ const EXPECTED_FAILURES: Partial<Record<UeErrorCode, 'info' | 'warn'>> = {
 export function refusalLevel(error: UeError): 'debug' | 'info' | 'warn' | 'error' {
   if (error.status < 500) return 'debug'
   return EXPECTED_FAILURES[error.code] ?? 'error'
+}
+
+/** The one 405: the methods a path answers go with it in `Allow`. */
+export function methodNotAllowed(allowed: readonly string[]): UeError {
+  return new UeError('UE_METHOD_NOT_ALLOWED', { headers: { Allow: allowed.join(', ') } })
+}
+
+/** Seconds a client is told to wait after a shutdown refusal: a restart takes a few seconds. */
+export const SHUTDOWN_RETRY_AFTER = '5'
+
+/** The refusal of a request that arrives while the server stops accepting. */
+export function shuttingDown(): UeError {
+  return new UeError('UE_SHUTTING_DOWN', { headers: { 'Retry-After': SHUTDOWN_RETRY_AFTER } })
 }
 
 export function isUeError(e: unknown): e is UeError {

@@ -32,6 +32,7 @@ export function safeJson(value: unknown): string {
 
 export const JSON_TYPE = 'application/json; charset=utf-8'
 const SCRIPT_TYPE = 'application/javascript; charset=utf-8'
+const EVENT_TYPE = 'text/event-stream; charset=utf-8'
 const BASE_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'Cache-Control': 'no-store',
@@ -39,6 +40,7 @@ const BASE_HEADERS = {
 // Made once: spreading them per answer showed in the profile.
 const JSON_HEADERS = { ...BASE_HEADERS, 'Content-Type': JSON_TYPE }
 const SCRIPT_HEADERS = { ...BASE_HEADERS, 'Content-Type': SCRIPT_TYPE }
+const EVENT_HEADERS = { ...BASE_HEADERS, 'Content-Type': EVENT_TYPE }
 
 export function jsonResponse(value: unknown, status = 200, extra?: HeadersInit): Response {
   const headers = liteHeaders(JSON_HEADERS)
@@ -71,8 +73,9 @@ export interface ErrorResponseOptions {
    * `api` (the default): `{error: {code, message}}`, the message in English with the safe
    * detail, for integrators (materials API, files, the server's own answers). `editor`:
    * `{state, code}`, where `state` is the catalogue message the editor shows the user verbatim.
+   * `event`: one server-sent `error` event (`errorEvent`), for the AI dialog's stream.
    */
-  shape?: 'api' | 'editor'
+  shape?: 'api' | 'editor' | 'event'
   /** The language of the message; English by default. */
   locale?: Locale
   /**
@@ -84,6 +87,7 @@ export interface ErrorResponseOptions {
   callback?: string | null | undefined
   /** More fields of an `editor` body (the catch action's `list`). */
   fields?: Record<string, unknown>
+  /** Added after the error's own headers. */
   headers?: HeadersInit
 }
 
@@ -97,6 +101,15 @@ export interface ErrorParts {
 /** The one way a `UeError` becomes an answer: its body, status and headers. */
 export function errorParts(error: UeError, o: ErrorResponseOptions = {}): ErrorParts {
   const message = messageFor(o.locale ?? 'en', error.code)
+  const callback = o.shape === 'event' ? '' : (o.callback ?? '')
+  const jsonp = callback !== '' && isValidCallback(callback)
+  const headers = liteHeaders(
+    jsonp ? SCRIPT_HEADERS : o.shape === 'event' ? EVENT_HEADERS : JSON_HEADERS,
+  )
+  if (error.headers) for (const [k, v] of Object.entries(error.headers)) headers.set(k, v)
+  if (o.headers) for (const [k, v] of new Headers(o.headers)) headers.set(k, v)
+  const status = o.statusMode === 'protocol' ? 200 : error.status
+  if (o.shape === 'event') return { status, headers, body: errorEvent(error.code, message) }
   const body =
     o.shape === 'editor'
       ? { state: message, code: error.code, ...o.fields }
@@ -106,25 +119,20 @@ export function errorParts(error: UeError, o: ErrorResponseOptions = {}): ErrorP
             message: error.detail ? `${message}: ${error.detail}` : message,
           },
         }
-  const callback = o.callback ?? ''
-  const jsonp = callback !== '' && isValidCallback(callback)
-  const headers = liteHeaders(jsonp ? SCRIPT_HEADERS : JSON_HEADERS)
-  if (o.headers) for (const [k, v] of new Headers(o.headers)) headers.set(k, v)
   if (jsonp) return { status: 200, headers, body: jsonpText(callback, body) }
-  const status = o.statusMode === 'protocol' ? 200 : error.status
   return { status, headers, body: safeJson(body) }
 }
 
 export function errorResponse(error: UeError, o: ErrorResponseOptions = {}): Response {
   const { body, ...init } = errorParts(error, o)
-  const response = completeResponse(body, init)
-  refusals.set(response, error.code)
-  return response
+  return completeResponse(body, init)
 }
 
-const refusals = new WeakMap<Response, string>()
-
-/** The error code of an answer made by `errorResponse`, for counting refusals. */
-export function refusalCodeOf(response: Response): string | undefined {
-  return refusals.get(response)
+/**
+ * One server-sent `error` event both kinds of AI client read: the dialog shows `data` of
+ * `type: "error"` (it checks `type` whatever its driver), and OpenAI SDKs throw on an `error`
+ * object.
+ */
+export function errorEvent(code: string, message: string): string {
+  return `data: ${safeJson({ type: 'error', data: message, code, error: { message, code } })}\n\n`
 }

@@ -1,8 +1,8 @@
 import type { ServerConfig } from '../config/load.js'
 import { buildActionTable } from '../editor/action-table.js'
 import { keyRecogniser } from '../ingest/keys.js'
-import { storageDriver } from '../server.js'
 import { isUeError } from '../shared/errors.js'
+import { storageDriver } from '../start-up.js'
 import { type Action, type Mismatch, reconcile } from './reconcile.js'
 import { withStore } from './with-store.js'
 

@@ -2,7 +2,7 @@ import { createServer, type Server, type ServerResponse, STATUS_CODES } from 'no
 import type { AddressInfo, Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { bindVerdict, resolveAuthMode } from '../auth/mode.js'
-import { type LoadOptions, loadConfig } from '../config/load.js'
+import { loadConfig } from '../config/load.js'
 import { clientKey } from '../editor/limits.js'
 import { isTrustedProxy, parseTrustedProxies, type Range } from '../http/client-address.js'
 import { type NodeHandler, toNodeHandler } from '../http/node.js'
@@ -10,6 +10,7 @@ import { createUeditorServer, type UeditorOptions, type UeditorServer } from '..
 import { UeError } from '../shared/errors.js'
 import { consoleLogger } from '../shared/log.js'
 import { errorParts } from '../shared/respond.js'
+import { loadOptionsOf } from '../start-up.js'
 
 export interface RunningServer {
   readonly ue: UeditorServer
@@ -153,14 +154,6 @@ function limitConnectionsPerClient(server: Server, limit: number, proxies: Range
       else open.set(key, left)
     })
   })
-}
-
-/** The same layers `createUeditorServer` reads, to know the address before it runs. */
-function loadOptionsOf(options: UeditorOptions): LoadOptions {
-  const o: LoadOptions = { overrides: options.config ?? {} }
-  if (options.configFile !== undefined) o.configFile = options.configFile
-  if (options.env !== undefined) o.env = options.env
-  return o
 }
 
 /** This server is no proxy: a CONNECT gets the catalogue's readable 405, then the connection ends. */

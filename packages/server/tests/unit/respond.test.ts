@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { UeError } from '../../src/shared/errors.js'
+import { methodNotAllowed, shuttingDown, UeError } from '../../src/shared/errors.js'
+import { messageFor } from '../../src/shared/messages.js'
 import {
   errorParts,
   errorResponse,
   isValidCallback,
   jsonpResponse,
   jsonResponse,
-  refusalCodeOf,
   SerialisedJson,
   safeJson,
 } from '../../src/shared/respond.js'
@@ -149,14 +149,50 @@ describe('a UeError as an answer', () => {
     }
   })
 
-  test('the parts a node writer sends are those of the answer, and the code is known for counting', async () => {
+  test('the parts a node writer sends are those of the answer', async () => {
     const error = new UeError('UE_INTERNAL')
     const parts = errorParts(error, { headers: { Connection: 'close' } })
     const res = errorResponse(error, { headers: { Connection: 'close' } })
     assert.equal(parts.status, res.status)
     assert.deepEqual([...parts.headers], [...res.headers])
     assert.equal(parts.body, await res.text())
-    assert.equal(refusalCodeOf(res), 'UE_INTERNAL')
-    assert.equal(refusalCodeOf(jsonResponse({})), undefined)
+  })
+
+  test("an error's own headers go with it in every shape, and the caller's come after them", async () => {
+    const error = methodNotAllowed(['GET', 'HEAD'])
+    for (const shape of ['api', 'editor', 'event'] as const) {
+      const res = errorResponse(error, { shape, headers: { Connection: 'close' } })
+      assert.equal(res.headers.get('allow'), 'GET, HEAD', shape)
+      assert.equal(res.headers.get('connection'), 'close', shape)
+      await res.arrayBuffer()
+    }
+    const jsonp = errorResponse(shuttingDown(), { shape: 'editor', callback: 'cb' })
+    assert.equal(jsonp.headers.get('retry-after'), '5')
+    const overridden = errorResponse(shuttingDown(), { headers: { 'Retry-After': '30' } })
+    assert.equal(overridden.headers.get('retry-after'), '30')
+  })
+
+  test('the event shape is one server-sent error event with the code and the message in the locale', async () => {
+    const res = errorResponse(new UeError('UE_AI_RATE_LIMITED'), {
+      shape: 'event',
+      locale: 'zh-CN',
+      statusMode: 'protocol',
+    })
+    assert.equal(res.status, 200)
+    assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8')
+    assert.equal(res.headers.get('cache-control'), 'no-store')
+    const text = await res.text()
+    assert.match(text, /^data: \{.*\}\n\n$/s)
+    const event = JSON.parse(text.slice('data: '.length))
+    const message = messageFor('zh-CN', 'UE_AI_RATE_LIMITED')
+    assert.deepEqual(event, {
+      type: 'error',
+      data: message,
+      code: 'UE_AI_RATE_LIMITED',
+      error: { message, code: 'UE_AI_RATE_LIMITED' },
+    })
+    const http = errorResponse(new UeError('UE_AI_RATE_LIMITED'), { shape: 'event' })
+    assert.equal(http.status, 429)
+    await http.arrayBuffer()
   })
 })

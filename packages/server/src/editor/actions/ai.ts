@@ -1,8 +1,7 @@
-import { sseError } from '../../ai/sse.js'
 import { isLoopbackHost } from '../../auth/loopback.js'
 import type { ServerConfig } from '../../config/load.js'
 import { UeError } from '../../shared/errors.js'
-import { messageFor } from '../../shared/messages.js'
+import { errorResponse } from '../../shared/respond.js'
 import type { ActionContext } from '../deps.js'
 
 /**
@@ -31,18 +30,15 @@ const AUTH_CODES = new Set(['UE_UNAUTHORIZED', 'UE_FORBIDDEN', 'UE_AUTH_THROTTLE
  * rest are HTTP 200 like every editor refusal, unless `http.errorStatus` is `http`.
  */
 export function aiRefusal(error: UeError, config: ServerConfig): Response {
-  const status =
-    config.http.errorStatus === 'http' || AUTH_CODES.has(error.code) ? error.status : 200
-  const headers: HeadersInit = {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
+  const real = config.http.errorStatus === 'http' || AUTH_CODES.has(error.code)
+  return errorResponse(error, {
+    shape: 'event',
+    locale: config.locale,
+    statusMode: real ? 'http' : 'protocol',
     // Part of the body may still be unread; closing is cheaper than draining it.
-    Connection: 'close',
-  }
-  if (error.status === 401) (headers as Record<string, string>)['WWW-Authenticate'] = 'Bearer'
-  return new Response(sseError(error.code, messageFor(config.locale, error.code)), {
-    status,
-    headers,
+    headers: error.status === 401 ? CLOSE_CHALLENGE : CLOSE,
   })
 }
+
+const CLOSE = { Connection: 'close' }
+const CLOSE_CHALLENGE = { ...CLOSE, 'WWW-Authenticate': 'Bearer' }

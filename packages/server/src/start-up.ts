@@ -1,0 +1,181 @@
+import { mkdir } from 'node:fs/promises'
+import { sep } from 'node:path'
+import { clientKey } from './auth/client-key.js'
+import { crossOriginProblem } from './config/cross-origin.js'
+import { unknownEditorKeys } from './config/editor-keys.js'
+import { type LoadOptions, type ServerConfig, unknownVariables } from './config/load.js'
+import type { ServerConfigInput } from './config/schema.js'
+import { MATERIALS_MIGRATION } from './db/migrations.js'
+import { openMetadataStore } from './db/open.js'
+import type { MetadataStore } from './db/types.js'
+import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
+import { createStaticSite } from './http/static-site.js'
+import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
+import { sharpProcessor } from './images/sharp.js'
+import {
+  createRemoteFetcher,
+  type Dialer,
+  type HostLookup,
+  type RemoteFetcher,
+} from './ingest/remote/fetch-image.js'
+import { removeStaleSpools } from './ingest/temp-file.js'
+import { seedOnFirstStart } from './materials/api.js'
+import { UeError } from './shared/errors.js'
+import type { MetricsRegistry } from './shared/metrics.js'
+import { requestInfo } from './shared/request-info.js'
+import type { FetchHandler, Logger } from './shared/types.js'
+import type { StorageDriver } from './storage/driver.js'
+import { localDiskStorage, removeStalePartFiles } from './storage/local.js'
+import { s3Storage } from './storage/s3.js'
+
+/** What a start opened, and the one way to close it again. */
+export interface Opened {
+  /** The static site folder's handler, when `site.dir` is set. */
+  readonly site: FetchHandler | undefined
+  readonly store: MetadataStore
+  readonly storage: StorageDriver
+  readonly images: ImageProcessor
+  readonly remote: RemoteFetcher
+  readonly formula: FormulaHandler | null
+  /** Closes what was opened, the last first; every part is closed even when one fails. */
+  close(): Promise<void>
+}
+
+/**
+ * The start-up chores, in order: config warnings, the static site check, the temp folder and
+ * the spools a stopped process left, the index (open, migrate, seed), the storage and its
+ * unfinished writes, the image pipeline, the remote fetcher, the formula renderer. Each part
+ * that must be closed is remembered as it opens; a start that fails closes them again, so it
+ * leaves no database connection, pool or worker behind.
+ */
+export async function startUp(
+  config: ServerConfig,
+  o: {
+    log: Logger
+    metrics: MetricsRegistry
+    env: NodeJS.ProcessEnv
+    remote?: { lookup?: HostLookup; connect?: Dialer }
+  },
+): Promise<Opened> {
+  const { log, metrics } = o
+  const closers: (() => Promise<void>)[] = []
+  const close = () => closeAll(closers)
+  try {
+    warnAboutConfig(config, o.env, log)
+    const site = config.site.dir ? await openSite(config, config.site.dir) : undefined
+    await mkdir(config.uploads.tempDir, { recursive: true })
+    const stale = await removeStaleSpools(config.uploads.tempDir)
+    if (stale > 0) log.info({ folders: stale }, 'removed upload spools left by a stopped process')
+
+    const opened = await openMetadataStore(config.index)
+    closers.push(() => opened.close())
+    const applied = await opened.migrate()
+    const createdTables = applied.includes(MATERIALS_MIGRATION)
+    await seedOnFirstStart({ config, repo: opened.materials, createdTables, log })
+    const store: MetadataStore = {
+      ...opened,
+      files: metrics.countFailures('database', opened.files),
+      materials: metrics.countFailures('database', opened.materials),
+      aiUsage: metrics.countFailures('database', opened.aiUsage),
+    }
+
+    if (config.storage.driver === 'local') {
+      const parts = await removeStalePartFiles(config.storage.root)
+      if (parts > 0)
+        log.info({ files: parts }, 'removed unfinished writes left by a stopped process')
+    }
+    const driver = storageDriver(config.storage)
+    closers.push(async () => driver.close?.())
+    const storage = metrics.countFailures('storage', driver)
+
+    const { enabled, ...imageOptions } = config.images
+    const images = metrics.timeImages(
+      enabled ? await sharpProcessor(imageOptions) : passthroughProcessor,
+    )
+    const remote = createRemoteFetcher({
+      ...config.catcher,
+      lookup: o.remote?.lookup,
+      connect: o.remote?.connect,
+    })
+    closers.push(() => remote.close())
+    const { enabled: formulaOn, path: _path, ...formulaOptions } = config.formula
+    const formula = formulaOn
+      ? createFormulaHandler({
+          ...formulaOptions,
+          locale: config.locale,
+          log,
+          clientOf: (request) => {
+            const address = requestInfo(request)?.remoteAddress
+            return address ? clientKey(address) : undefined
+          },
+        })
+      : null
+    if (formula) closers.push(() => formula.close())
+    return { site, store, storage, images, remote, formula, close }
+  } catch (e) {
+    await close().catch(() => {})
+    throw e
+  }
+}
+
+async function closeAll(closers: (() => Promise<void>)[]): Promise<void> {
+  let failure: unknown
+  for (const closer of closers.splice(0).reverse())
+    await closer().catch((e: unknown) => {
+      failure ??= e
+    })
+  if (failure !== undefined) throw failure
+}
+
+function warnAboutConfig(config: ServerConfig, env: NodeJS.ProcessEnv, log: Logger): void {
+  for (const unknown of unknownEditorKeys(config.editor, config.editorExtraKeys))
+    log.warn({ key: unknown.key, suggestion: unknown.suggestion }, unknown.message)
+  // The likely typos stopped loadConfig; these are names unlike any of ours.
+  for (const unknown of unknownVariables(env)) log.warn({ variable: unknown.name }, unknown.message)
+  const crossOrigin = crossOriginProblem(config)
+  if (crossOrigin)
+    log.warn({ relative: crossOrigin.relative }, `${crossOrigin.message}; ${crossOrigin.fix}`)
+}
+
+/** The static site folder; never the data folder or a folder inside it. */
+async function openSite(config: ServerConfig, dir: string): Promise<FetchHandler> {
+  const invalid = (why: string) =>
+    new UeError('UE_CONFIG_INVALID', { detail: `\n  - site.dir (${dir}): ${why}` })
+  if (dir === config.dataDir || dir.startsWith(`${config.dataDir}${sep}`))
+    throw invalid('is the data folder or inside it; serve a folder of its own')
+  const exclude = [config.dataDir, config.uploads.tempDir]
+  if (config.storage.driver === 'local') exclude.push(config.storage.root)
+  if (config.index.driver === 'sqlite') exclude.push(config.index.file)
+  try {
+    return await createStaticSite({ root: dir, index: config.site.index, exclude })
+  } catch (e) {
+    throw invalid(
+      (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'folder not found' : (e as Error).message,
+    )
+  }
+}
+
+/** The config layers a start reads: code over the environment over the file. */
+export function loadOptionsOf(o: {
+  config?: ServerConfigInput
+  configFile?: string
+  env?: NodeJS.ProcessEnv
+}): LoadOptions {
+  const options: LoadOptions = { overrides: o.config ?? {} }
+  if (o.configFile !== undefined) options.configFile = o.configFile
+  if (o.env !== undefined) options.env = o.env
+  return options
+}
+
+export function storageDriver(c: ServerConfig['storage']): StorageDriver {
+  if (c.driver === 'local') return localDiskStorage({ root: c.root })
+  const { accessKeyId, secretAccessKey } = c
+  return s3Storage({
+    bucket: c.bucket,
+    region: c.region,
+    forcePathStyle: c.forcePathStyle,
+    ...(c.endpoint ? { endpoint: c.endpoint } : {}),
+    ...(c.prefix ? { prefix: c.prefix } : {}),
+    ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}),
+  })
+}
