@@ -22,6 +22,11 @@ export interface RenderPoolOptions {
   maxQueue: number
   /** Old-generation heap of one worker, in MiB. */
   memoryMb: number
+  /**
+   * A worker with nothing to do for this long is ended (a MathJax worker holds tens of MiB), and
+   * started again on demand; default 30 s.
+   */
+  idleMs?: number
   limits: TexLimits
 }
 
@@ -41,6 +46,7 @@ interface Slot {
   worker: Worker
   ready: boolean
   job?: { id: number; job: Job; timer: NodeJS.Timeout }
+  idle?: NodeJS.Timeout
 }
 
 const WORKER_URL = new URL('./worker.js', import.meta.url)
@@ -56,6 +62,18 @@ export function createRenderPool(o: RenderPoolOptions): RenderPool {
   const stats = { renders: 0, overruns: 0, workersStarted: 0 }
   let nextId = 1
   let closed = false
+  const idleMs = o.idleMs ?? 30_000
+
+  /** Ends a worker that stays without work, so a burst's memory goes back once it is over. */
+  function retireWhenIdle(slot: Slot): void {
+    clearTimeout(slot.idle)
+    slot.idle = setTimeout(() => {
+      if (slot.job || closed) return
+      slots.delete(slot)
+      void slot.worker.terminate()
+    }, idleMs)
+    slot.idle.unref()
+  }
 
   function pump(): void {
     while (queue.length > 0) {
@@ -83,6 +101,7 @@ export function createRenderPool(o: RenderPoolOptions): RenderPool {
       if ('ready' in msg) {
         slot.ready = true
         pump()
+        if (!slot.job) retireWhenIdle(slot)
         return
       }
       const current = slot.job
@@ -100,10 +119,12 @@ export function createRenderPool(o: RenderPoolOptions): RenderPool {
       else if (msg.ok) current.job.done({ kind: 'svg', svg: msg.svg })
       else current.job.done({ kind: 'tex-error', message: msg.message, svg: msg.svg })
       pump()
+      if (!slot.job) retireWhenIdle(slot)
     })
     worker.on('error', () => {})
     worker.on('exit', () => {
       const wasReady = slot.ready
+      clearTimeout(slot.idle)
       slots.delete(slot)
       if (slot.job) {
         clearTimeout(slot.job.timer)
@@ -123,6 +144,7 @@ export function createRenderPool(o: RenderPoolOptions): RenderPool {
   }
 
   function assign(slot: Slot, job: Job): void {
+    clearTimeout(slot.idle)
     const id = nextId++
     const timer = setTimeout(() => {
       if (slot.job?.id !== id) return
