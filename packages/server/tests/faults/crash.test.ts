@@ -12,7 +12,7 @@ import { renderKey } from '../../src/ingest/keys.js'
 import { runCli } from '../helpers/cli.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
-import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { startS3rver } from '../helpers/s3rver.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 
@@ -201,13 +201,7 @@ test('kill -9 during uploads on S3 leaves no partial object; files reconcile fin
     PORT: '0',
     UEDITOR_LOG_LEVEL: 'warn',
     UEDITOR_IMAGES_ENABLED: 'false',
-    UEDITOR_STORAGE: 's3',
-    UEDITOR_S3_BUCKET: bucket,
-    UEDITOR_S3_REGION: 'us-east-1',
-    UEDITOR_S3_ENDPOINT: s3.endpoint,
-    UEDITOR_S3_FORCE_PATH_STYLE: 'true',
-    UEDITOR_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-    UEDITOR_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    ...s3.storageEnv(bucket),
     UEDITOR_S3_PREFIX: 'site',
   }
   const full = (key: string) => `site/${key}`

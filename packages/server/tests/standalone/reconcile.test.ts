@@ -14,7 +14,7 @@ import { renderKey } from '../../src/ingest/keys.js'
 import { startServer } from '../../src/standalone/serve.js'
 import { runCli } from '../helpers/cli.js'
 import { blob, PDF, png } from '../helpers/fixtures.js'
-import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { startS3rver } from '../helpers/s3rver.js'
 
 /** Where the files are, as the test sees them (not through the server). */
 interface Place {
@@ -146,13 +146,7 @@ test('files reconcile --fix on an S3 bucket shared with another application dele
   const env = {
     UEDITOR_DATA_DIR: dataDir,
     UEDITOR_LOG_LEVEL: 'warn',
-    UEDITOR_STORAGE: 's3',
-    UEDITOR_S3_BUCKET: bucket,
-    UEDITOR_S3_REGION: 'us-east-1',
-    UEDITOR_S3_ENDPOINT: s3.endpoint,
-    UEDITOR_S3_FORCE_PATH_STYLE: 'true',
-    UEDITOR_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-    UEDITOR_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    ...s3.storageEnv(bucket),
   }
   await reconcileBesideForeignFiles(
     t,
