@@ -56,6 +56,11 @@ async function urlOf(run: Run): Promise<string> {
   return started.url
 }
 
+/** The editor's config answer from the started binary. */
+async function configAnswerOf(run: Run) {
+  return (await fetch(`${await urlOf(run)}/ueditor?action=config`)).json()
+}
+
 /** The JSON log lines among what the binary wrote to stderr. */
 function logLines(stderr: string): Record<string, unknown>[] {
   return stderr
@@ -153,8 +158,7 @@ test('sizes with units are read from the environment and the config file, and th
     UEDITOR_IMAGE_MAX_SIZE: '2MB',
     UEDITOR_SCRAWL_MAX_SIZE: '1048576',
   })
-  const url = await urlOf(run)
-  const config = await (await fetch(`${url}/ueditor?action=config`)).json()
+  const config = await configAnswerOf(run)
   assert.equal(config.imageMaxSize, 2 * 1024 ** 2)
   assert.equal(config.scrawlMaxSize, 1_048_576)
   assert.equal(config.fileMaxSize, 1.5 * 1024 ** 3)
@@ -200,8 +204,7 @@ test('with AI on, the start logs no warning about the editor keys the server set
     UEDITOR_AI_API_KEY: 'sk-test-key',
     UEDITOR_AI_MODEL: 'gpt-4o-mini',
   })
-  const url = await urlOf(run)
-  const config = await (await fetch(`${url}/ueditor?action=config`)).json()
+  const config = await configAnswerOf(run)
   assert.equal(config.ai.driverConfig.url, '/ueditor?action=ai')
   const lines = logLines(run.stderr())
   assert.ok(
