@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { resolveSqliteEngine } from '../../src/db/open.js'
 import { runCli } from '../helpers/cli.js'
+import { freePort } from '../helpers/ports.js'
 import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer } from '../helpers/start-server.js'
 
@@ -15,15 +16,6 @@ async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<str
   const dir = await mkdtemp(join(tmpdir(), 'ueditor-doctor-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   return dir
-}
-
-/** A port nothing listens on now (the OS's pick for a socket that is closed again). */
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as { port: number }
-  await new Promise((resolve) => probe.close(resolve))
-  return port
 }
 
 /** A port held by a listener until the test ends. */
