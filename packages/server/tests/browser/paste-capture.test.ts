@@ -1,23 +1,10 @@
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { describe, type TestContext, test } from 'node:test'
-import { launchChromium } from '../helpers/chromium.js'
+import { describe, test } from 'node:test'
+import { launchChromium, startPageOrigin } from '../helpers/chromium.js'
 import { png } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { originImages, startOriginServer } from '../helpers/origin-server.js'
 import { startTestServer } from '../helpers/start-server.js'
-
-/** A blank editor page on its own loopback origin, as a CMS would serve it. */
-async function startPageOrigin(t: TestContext): Promise<string> {
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-    res.end('<!doctype html><title>editor page</title>')
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-}
 
 interface PastedImage {
   src: string

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { DeleteObjectCommand } from '@aws-sdk/client-s3'
 import { EDITOR_DEFAULTS } from '../../src/config/editor-defaults.js'
 import { renderKey } from '../../src/ingest/keys.js'
+import { type Finished, runToEnd } from '../helpers/cli.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
 import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
@@ -44,7 +45,7 @@ interface Machine {
   stop(): Promise<void>
   url(): string
   /** A documented command line, through `sh -c` with only PATH set (as cron runs it). */
-  sh(command: string): Promise<{ code: number | null; stdout: string; stderr: string }>
+  sh(command: string): Promise<Finished>
   /** Runs a documented block line by line; each line must succeed but `reconcile`'s, returned. */
   runBlock(block: string): Promise<{ code: number | null; stdout: string } | undefined>
 }
@@ -91,24 +92,7 @@ async function machine(
 
   let server: { child: ChildProcess; url: string } | undefined
   t.after(() => server?.child.kill('SIGKILL'))
-  const sh = (command: string) => {
-    const child = spawn('sh', ['-c', command], {
-      env: { PATH: process.env.PATH, ...shellEnv },
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c) => {
-      stdout += c
-    })
-    child.stderr.on('data', (c) => {
-      stderr += c
-    })
-    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-      child.on('close', (code) => resolve({ code, stdout, stderr })),
-    )
-  }
+  const sh = (command: string) => runToEnd('sh', ['-c', command], shellEnv, root)
   const m: Machine = {
     root,
     dataDir,
@@ -342,13 +326,7 @@ test('the documented SQLite and S3 backup and restore run as written with the AW
     [
       'UEDITOR_LOG_LEVEL=warn',
       'UEDITOR_IMAGES_ENABLED=false',
-      'UEDITOR_STORAGE=s3',
-      `UEDITOR_S3_BUCKET=${bucket}`,
-      'UEDITOR_S3_REGION=us-east-1',
-      `UEDITOR_S3_ENDPOINT=${s3.endpoint}`,
-      'UEDITOR_S3_FORCE_PATH_STYLE=true',
-      `UEDITOR_S3_ACCESS_KEY_ID=${S3RVER_CREDENTIALS.accessKeyId}`,
-      `UEDITOR_S3_SECRET_ACCESS_KEY=${S3RVER_CREDENTIALS.secretAccessKey}`,
+      ...Object.entries(s3.storageEnv(bucket)).map(([name, value]) => `${name}=${value}`),
       'UEDITOR_S3_PREFIX=site',
     ],
     // What `aws configure` would hold, pointed at the test's S3 server.

@@ -3,17 +3,16 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer as createHttpServer } from 'node:http'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Writable } from 'node:stream'
 import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { loaderAssets } from '../../src/http/assets.js'
-import { createLogger } from '../../src/shared/log.js'
 import { hsToken, SECRET } from '../helpers/auth.js'
 import { blob, png } from '../helpers/fixtures.js'
+import { jsonLog } from '../helpers/json-log.js'
+import { freePort } from '../helpers/ports.js'
 import { startTestServer } from '../helpers/start-server.js'
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p))
@@ -54,14 +53,6 @@ function recipe(extra: ServerConfigInput = {}): ServerConfigInput {
 /** The editor's credential, as the site's app mints it for a signed-in user. */
 async function bearer(sub = 'alice'): Promise<Record<string, string>> {
   return { Authorization: `Bearer ${await hsToken({ sub, aud: AUDIENCE })}` }
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer()
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
-  const { port } = s.address() as { port: number }
-  await new Promise((resolve) => s.close(resolve))
-  return port
 }
 
 /** A minimal MP4 (an ftyp box) padded to `size` bytes. */
@@ -345,22 +336,9 @@ test('every path the server answers is served through the documented nginx site 
   }
 })
 
-/** A log destination that keeps every record. */
-function logRecords() {
-  const records: Record<string, unknown>[] = []
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n'))
-        if (line.trim()) records.push(JSON.parse(line))
-      done()
-    },
-  })
-  return { records, logger: createLogger({ level: 'info', format: 'json', destination }) }
-}
-
 test('behind the documented nginx site, two clients have their own failed sign-in throttle, and the access log names each', async (t) => {
   const root = await siteRoot(t)
-  const log = logRecords()
+  const log = jsonLog()
   const srv = await startTestServer(t, recipe({ auth: { failuresPerMinute: 2 } }), {
     logger: log.logger,
   })

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdir, mkdtemp, readdir, rm, unlink, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, unlink, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -12,7 +11,8 @@ import { renderKey } from '../../src/ingest/keys.js'
 import { runCli } from '../helpers/cli.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
-import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { startS3rver } from '../helpers/s3rver.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 
@@ -151,8 +151,7 @@ async function crashAndReconcile(
 }
 
 test('kill -9 during uploads on local disk leaves no visible partial file; the next start and files reconcile clean up', async (t) => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'ue-crash-local-'))
-  t.after(() => rm(dataDir, { recursive: true, force: true }))
+  const dataDir = await tempDir(t, 'ue-crash-local-')
   const root = join(dataDir, 'uploads')
   const env = {
     UEDITOR_DATA_DIR: dataDir,
@@ -194,20 +193,13 @@ test('kill -9 during uploads on S3 leaves no partial object; files reconcile fin
   const s3 = await startS3rver()
   t.after(() => s3.close())
   const bucket = await s3.createBucket()
-  const dataDir = await mkdtemp(join(tmpdir(), 'ue-crash-s3-'))
-  t.after(() => rm(dataDir, { recursive: true, force: true }))
+  const dataDir = await tempDir(t, 'ue-crash-s3-')
   const env = {
     UEDITOR_DATA_DIR: dataDir,
     PORT: '0',
     UEDITOR_LOG_LEVEL: 'warn',
     UEDITOR_IMAGES_ENABLED: 'false',
-    UEDITOR_STORAGE: 's3',
-    UEDITOR_S3_BUCKET: bucket,
-    UEDITOR_S3_REGION: 'us-east-1',
-    UEDITOR_S3_ENDPOINT: s3.endpoint,
-    UEDITOR_S3_FORCE_PATH_STYLE: 'true',
-    UEDITOR_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-    UEDITOR_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    ...s3.storageEnv(bucket),
     UEDITOR_S3_PREFIX: 'site',
   }
   const full = (key: string) => `site/${key}`

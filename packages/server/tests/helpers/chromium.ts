@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
 import { type Browser, chromium } from 'playwright-core'
 
@@ -28,4 +30,15 @@ export async function launchChromium(t: TestContext): Promise<Browser | null> {
   const browser = await chromium.launch({ executablePath: EXECUTABLE, args: ARGS })
   t.after(() => browser.close())
   return browser
+}
+
+/** A blank editor page on its own loopback origin, as a CMS would serve it. */
+export async function startPageOrigin(t: TestContext): Promise<string> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+    res.end('<!doctype html><title>editor page</title>')
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }

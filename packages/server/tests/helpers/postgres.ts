@@ -2,12 +2,12 @@ import { execFile, execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { promisify } from 'node:util'
 import pg from 'pg'
+import { freePort } from './ports.js'
 
 const run = promisify(execFile)
 
@@ -193,17 +193,4 @@ async function startOnFreePort(start: (port: number) => Promise<unknown>): Promi
       if (attempt >= 3) throw e
     }
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('port')),
-      )
-    })
-  })
 }

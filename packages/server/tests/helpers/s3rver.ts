@@ -54,6 +54,8 @@ export interface RunningS3rver {
   client: S3Client
   /** Creates a bucket with a fresh name and returns the name. */
   createBucket(): Promise<string>
+  /** The server's environment variables for storing in `bucket` of this server. */
+  storageEnv(bucket: string): Record<string, string>
   /** Stops answering (connections refused), keeping what is stored. */
   stop(): Promise<void>
   /** Starts again on the same port with the same objects. */
@@ -96,6 +98,15 @@ export async function startS3rver(): Promise<RunningS3rver> {
       await client.send(new CreateBucketCommand({ Bucket: name }))
       return name
     },
+    storageEnv: (bucket) => ({
+      UEDITOR_STORAGE: 's3',
+      UEDITOR_S3_BUCKET: bucket,
+      UEDITOR_S3_REGION: 'us-east-1',
+      UEDITOR_S3_ENDPOINT: endpoint,
+      UEDITOR_S3_FORCE_PATH_STYLE: 'true',
+      UEDITOR_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+      UEDITOR_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    }),
     stop,
     async restart() {
       await stop()

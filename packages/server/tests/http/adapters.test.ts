@@ -11,7 +11,12 @@ import { type AiUpstream, startAiUpstream } from '../helpers/ai-upstream.js'
 import { MP3, MP4, PDF, png } from '../helpers/fixtures.js'
 import { multipartBody, type Part } from '../helpers/multipart.js'
 import { type OriginServer, originImages, startOriginServer } from '../helpers/origin-server.js'
-import { type EditorAnswer as Answer, postFrom } from '../helpers/post-from.js'
+import {
+  type EditorAnswer as Answer,
+  postFrom,
+  type SendInit,
+  sendFrom,
+} from '../helpers/post-from.js'
 
 // Tests run from packages/server/dist/tests/http; the examples build to examples/dist.
 const EXAMPLES = fileURLToPath(new URL('../../../../../examples/dist/', import.meta.url))
@@ -103,48 +108,10 @@ function rss(pid: number): number {
   return Number(kb) * 1024
 }
 
-interface Sent {
-  status: number
-  type: string
-  body: Buffer
-}
-
-interface SendInit {
-  method?: string
-  headers?: Record<string, string>
-  body?: Buffer | string
-  /** The loopback address to send from: each is a client with its own upload allowance. */
-  from?: string
-}
-
-/** One request, answered whole. */
-function send(url: string, init: SendInit = {}): Promise<Sent> {
-  const target = new URL(url)
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: target.port,
-        path: `${target.pathname}${target.search}`,
-        method: init.method ?? 'GET',
-        localAddress: init.from ?? '127.0.0.5',
-        headers: init.headers ?? {},
-      },
-      (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c) => chunks.push(c))
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            type: String(res.headers['content-type'] ?? ''),
-            body: Buffer.concat(chunks),
-          }),
-        )
-      },
-    )
-    req.on('error', reject)
-    req.end(init.body)
-  })
+/** One request from 127.0.0.5 unless `init.from` says otherwise, answered whole. */
+async function send(url: string, init: SendInit = {}) {
+  const res = await sendFrom(url, { from: '127.0.0.5', ...init })
+  return { ...res, type: String(res.headers['content-type'] ?? '') }
 }
 
 /** An answer of the editor endpoint: HTTP 200, JSON, with a `state` (never the host app's). */

@@ -1,35 +1,19 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
-import { type AiUpstream, startAiUpstream } from '../helpers/ai-upstream.js'
-import { ALICE, BOB, bearer, recordingLogger, TOKENS } from '../helpers/auth.js'
+import { auditLines, startAiRelay } from '../helpers/ai-relay.js'
+import { startAiUpstream } from '../helpers/ai-upstream.js'
+import { ALICE, BOB, bearer, TOKENS } from '../helpers/auth.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
 
 const MODEL_KEY = 'sk-model-key-that-must-stay-on-the-server-0123456789'
 
-interface Setup {
-  srv: TestServer
-  upstream: AiUpstream
-  log: ReturnType<typeof recordingLogger>
-}
-
-async function setup(
+function setup(
   t: { after(fn: () => Promise<void>): void },
   ai: NonNullable<ServerConfigInput['ai']> = {},
   extra: ServerConfigInput = {},
-): Promise<Setup> {
-  const upstream = await startAiUpstream(t)
-  const log = recordingLogger()
-  const srv = await startTestServer(
-    t,
-    {
-      auth: { tokens: TOKENS },
-      ai: { baseUrl: upstream.baseUrl, apiKey: MODEL_KEY, model: 'test-model', ...ai },
-      ...extra,
-    },
-    { logger: log },
-  )
-  return { srv, upstream, log }
+) {
+  return startAiRelay(t, { apiKey: MODEL_KEY, ...ai }, extra)
 }
 
 /** POSTs a body to the AI action as the UEditor Plus dialog does. */
@@ -59,9 +43,6 @@ const openai = {
   ],
   stream: true,
 }
-
-const auditLines = (log: Setup['log']) =>
-  log.lines.filter((l) => l.includes('"audit":"ai"')).map((l) => JSON.parse(l))
 
 describe('the AI action', () => {
   test('a ModStart body streams back ModStart data events and an end event', async (t) => {

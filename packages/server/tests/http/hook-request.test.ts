@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
-import { createServer, request as httpRequest } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, type TestContext, test } from 'node:test'
 import type { AuthorizeHook } from '../../src/auth/types.js'
 import { PDF } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
+import { sendFrom } from '../helpers/post-from.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 
 /** What the session service saw of one request. */
@@ -52,7 +53,7 @@ function sessionHook(pick: (request: Request) => Request = (r) => r): AuthorizeH
  * A request to the UEditor server whose `Host` names another origin: the server builds the
  * request URL from it, so a hook that fetches the request itself reaches that origin.
  */
-function sendWithHost(
+async function sendWithHost(
   srv: TestServer,
   o: {
     host: string
@@ -62,31 +63,15 @@ function sendWithHost(
     body?: Buffer
   },
 ): Promise<{ status: number; json: Record<string, unknown> }> {
-  const { port } = new URL(srv.url)
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        path: o.path,
-        method: o.method ?? 'GET',
-        headers: { ...o.headers, host: o.host },
-      },
-      (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            json: JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>,
-          }),
-        )
-        res.on('error', reject)
-      },
-    )
-    req.on('error', reject)
-    req.end(o.body)
+  const res = await sendFrom(new URL(o.path, srv.url).href, {
+    method: o.method,
+    headers: { ...o.headers, host: o.host },
+    body: o.body,
   })
+  return {
+    status: res.status,
+    json: JSON.parse(res.body.toString()) as Record<string, unknown>,
+  }
 }
 
 /** A PDF of `size` bytes: several socket reads, so a body read twice or half shows. */

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { connect } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -12,6 +11,7 @@ import { png } from '../helpers/fixtures.js'
 import { firstJsonBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { eventually, metric, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 
@@ -110,8 +110,7 @@ function runMain(env: NodeJS.ProcessEnv, cwd: string) {
 }
 
 test('a bad config stops the binary with every problem listed', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'ueditor-cli-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dir = await tempDir(t, 'ueditor-cli-')
   await writeFile(
     join(dir, 'bad.json'),
     JSON.stringify({
@@ -140,8 +139,7 @@ test('a bad config stops the binary with every problem listed', async (t) => {
 })
 
 test('the binary serves on embedded defaults and exits cleanly on SIGTERM', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'ueditor-cli-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dir = await tempDir(t, 'ueditor-cli-')
   const run = runMain({ PORT: '0', UEDITOR_LOG_LEVEL: 'silent' }, dir)
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no start: ${run.stderr()}`)), 60_000)
@@ -194,8 +192,7 @@ async function idleKeepAlive(url: string): Promise<{ closed: Promise<void> }> {
 }
 
 test('on SIGTERM the port closes at once, idle connections are closed, uploads in flight finish, and the binary exits 0', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'ueditor-cli-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dir = await tempDir(t, 'ueditor-cli-')
   const run = runMain(
     { PORT: '0', UEDITOR_LOG_LEVEL: 'silent', UEDITOR_SHUTDOWN_GRACE_MS: '30000' },
     dir,
@@ -318,8 +315,7 @@ test('a stopping server logs its refusals at info, one line each and without a s
 })
 
 test('a graceful shutdown lets the upload in flight finish, logs no error, and ends with one line saying it stopped and how long it took', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'ueditor-cli-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dir = await tempDir(t, 'ueditor-cli-')
   const run = runMain(
     { PORT: '0', UEDITOR_LOG_FORMAT: 'json', UEDITOR_SHUTDOWN_GRACE_MS: '30000' },
     dir,

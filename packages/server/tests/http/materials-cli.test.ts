@@ -1,20 +1,14 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { type TestContext, test } from 'node:test'
+import { test } from 'node:test'
 import { startServer } from '../../src/standalone/serve.js'
 import { runCli } from '../helpers/cli.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 /** Runs the built binary with a data folder of its own, like an operator would. */
 function cli(dataDir: string, ...args: string[]) {
   return runCli(args, { UEDITOR_DATA_DIR: dataDir, UEDITOR_LOG_LEVEL: 'silent' }, dataDir)
-}
-
-async function tempDir(t: TestContext): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'ueditor-materials-cli-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
-  return dir
 }
 
 // A child listed before its parent, unsafe HTML, custom fields and kept timestamps.
@@ -54,7 +48,7 @@ function withoutExportTime(text: string): unknown {
 }
 
 test('materials import upserts by id, and importing the same file again changes nothing', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-materials-cli-')
   const file = join(dir, 'in.json')
   await writeFile(file, JSON.stringify(DOC))
 
@@ -109,8 +103,8 @@ test('materials import upserts by id, and importing the same file again changes 
 })
 
 test('an export imported into a fresh data folder exports the same again', async (t) => {
-  const source = await tempDir(t)
-  const target = await tempDir(t)
+  const source = await tempDir(t, 'ueditor-materials-cli-')
+  const target = await tempDir(t, 'ueditor-materials-cli-')
   await writeFile(join(source, 'in.json'), JSON.stringify(DOC))
   const seeded = await cli(source, 'materials', 'import', join(source, 'in.json'), '--create-index')
   assert.equal(seeded.code, 0)
@@ -145,7 +139,7 @@ test('an export imported into a fresh data folder exports the same again', async
 })
 
 test('an invalid import file is refused as a whole, listing the problems', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-materials-cli-')
   const file = join(dir, 'bad.json')
   await writeFile(
     file,
@@ -181,7 +175,7 @@ test('an invalid import file is refused as a whole, listing the problems', async
 })
 
 test('materials commands print their usage on a wrong call', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-materials-cli-')
   for (const args of [['materials'], ['materials', 'import'], ['materials', 'frobnicate']]) {
     const run = await cli(dir, ...args)
     assert.equal(run.code, 2, args.join(' '))

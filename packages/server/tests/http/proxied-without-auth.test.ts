@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
-import { Writable } from 'node:stream'
 import { test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
-import { createLogger } from '../../src/shared/log.js'
 import { ALICE, TOKENS } from '../helpers/auth.js'
 import { png } from '../helpers/fixtures.js'
+import { jsonLog } from '../helpers/json-log.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 
@@ -106,19 +105,8 @@ for (const [name, config, credential] of settings) {
 }
 
 test('the first refusal through a proxy is logged at warn with the fix, later ones are not', async (t) => {
-  const lines: Record<string, unknown>[] = []
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n'))
-        if (line.trim()) lines.push(JSON.parse(line))
-      done()
-    },
-  })
-  const srv = await startTestServer(
-    t,
-    {},
-    { logger: createLogger({ level: 'warn', format: 'json', destination }) },
-  )
+  const { records: lines, logger } = jsonLog('warn')
+  const srv = await startTestServer(t, {}, { logger })
   for (let i = 0; i < 3; i++)
     await send(srv.action('listImage', '&start=0&size=20'), {
       headers: { 'X-Real-IP': '203.0.113.7' },

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { openMetadataStore } from '../../src/db/open.js'
-import { type SeenRequest, startAiUpstream } from '../helpers/ai-upstream.js'
-import { ALICE, BOB, bearer, recordingLogger, TOKENS } from '../helpers/auth.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { auditLines, startAiRelay } from '../helpers/ai-relay.js'
+import type { SeenRequest } from '../helpers/ai-upstream.js'
+import { ALICE, BOB, bearer } from '../helpers/auth.js'
+import { eventually, type TestServer } from '../helpers/start-server.js'
 
 const BUDGET = 1_000
 
@@ -41,24 +42,12 @@ async function counted(srv: TestServer, subject: string): Promise<number> {
 }
 
 test('concurrent calls of a fresh user with a small budget never take the day past it, and a prompt that cannot fit is never sent', async (t) => {
-  const upstream = await startAiUpstream(t)
+  const { srv, upstream, log } = await startAiRelay(t, {
+    dailyTokens: BUDGET,
+    requestsPerMinute: 0,
+    concurrencyPerUser: 8,
+  })
   upstream.usageOf = honestUsage
-  const log = recordingLogger()
-  const srv = await startTestServer(
-    t,
-    {
-      auth: { tokens: TOKENS },
-      ai: {
-        baseUrl: upstream.baseUrl,
-        apiKey: 'sk-test',
-        model: 'test-model',
-        dailyTokens: BUDGET,
-        requestsPerMinute: 0,
-        concurrencyPerUser: 8,
-      },
-    },
-    { logger: log },
-  )
 
   // The attack pass's calls: two at once, each a 59,000-character prompt.
   const huge = await Promise.all([ask(srv, words(59_000)), ask(srv, words(59_000))])
@@ -75,11 +64,7 @@ test('concurrent calls of a fresh user with a small budget never take the day pa
   const served = answers.filter((a) => a.includes('"finish_reason":"stop"')).length
   const refused = answers.filter((a) => a.includes('UE_AI_BUDGET_EXCEEDED')).length
   const lines = await eventually(
-    async () =>
-      log.lines
-        .filter((l) => l.includes('"audit":"ai"'))
-        .map((l) => JSON.parse(l))
-        .filter((l) => l.outcome === 'ok'),
+    async () => auditLines(log).filter((l) => l.outcome === 'ok'),
     (l) => l.length === served,
   )
   const reported = lines.reduce((n, l) => n + l.tokensIn + l.tokensOut, 0)

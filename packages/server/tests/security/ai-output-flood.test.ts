@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
-import { startAiUpstream } from '../helpers/ai-upstream.js'
-import { ALICE, bearer, recordingLogger, TOKENS } from '../helpers/auth.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { auditLines, startAiRelay } from '../helpers/ai-relay.js'
+import { ALICE, bearer } from '../helpers/auth.js'
+import { eventually, type TestServer } from '../helpers/start-server.js'
 
 const MiB = 1024 * 1024
 const BODY = JSON.stringify({ systemPrompt: 'Write a long story.', prompt: 'About rivers.' })
@@ -13,25 +13,9 @@ async function setup(
   t: { after(fn: () => Promise<void>): void },
   ai: NonNullable<ServerConfigInput['ai']>,
 ) {
-  const upstream = await startAiUpstream(t)
-  upstream.mode = 'flood'
-  const log = recordingLogger()
-  const srv = await startTestServer(
-    t,
-    {
-      auth: { tokens: TOKENS },
-      ai: {
-        baseUrl: upstream.baseUrl,
-        apiKey: 'sk-test',
-        model: 'test-model',
-        requestsPerMinute: 0,
-        dailyTokens: 0,
-        ...ai,
-      },
-    },
-    { logger: log },
-  )
-  return { srv, upstream, log }
+  const relay = await startAiRelay(t, { requestsPerMinute: 0, dailyTokens: 0, ...ai })
+  relay.upstream.mode = 'flood'
+  return relay
 }
 
 /** An AI call from a client that sends its request and never reads a byte of the answer. */
@@ -64,9 +48,6 @@ function rssPeak(): { stop(): number } {
     },
   }
 }
-
-const auditLines = (log: ReturnType<typeof recordingLogger>) =>
-  log.lines.filter((l) => l.includes('"audit":"ai"')).map((l) => JSON.parse(l))
 
 const mib = (bytes: number) => (bytes / MiB).toFixed(1)
 

@@ -1,30 +1,16 @@
 import assert from 'node:assert/strict'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { resolveSqliteEngine } from '../../src/db/open.js'
 import { runCli } from '../helpers/cli.js'
+import { freePort } from '../helpers/ports.js'
 import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 const ENGINE = resolveSqliteEngine('auto')
-
-async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'ueditor-doctor-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
-  return dir
-}
-
-/** A port nothing listens on now (the OS's pick for a socket that is closed again). */
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as { port: number }
-  await new Promise((resolve) => probe.close(resolve))
-  return port
-}
 
 /** A port held by a listener until the test ends. */
 async function heldPort(t: { after(fn: () => Promise<void>): void }): Promise<number> {
@@ -43,7 +29,7 @@ function lines(stdout: string): string[] {
 }
 
 test('doctor passes a fresh setup and says what start will create, writing nothing', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-doctor-')
   const port = await freePort()
   const out = await runCli(
     ['doctor'],
@@ -79,7 +65,7 @@ test('doctor finds the database of a data folder a server has used', async (t) =
 })
 
 test('doctor names each broken part of a setup and what to do about it', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-doctor-')
   const port = await freePort()
   await writeFile(join(dir, 'not-a-folder'), 'x')
   await mkdir(join(dir, 'data'))
@@ -142,7 +128,7 @@ test('doctor names each broken part of a setup and what to do about it', async (
 })
 
 test('doctor fails a port in use and a static folder without the editor, and passes both once fixed', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-doctor-')
   const held = await heldPort(t)
   await mkdir(join(dir, 'site'))
   await writeFile(join(dir, 'site', 'index.html'), '<!doctype html><title>page</title>')
@@ -181,7 +167,7 @@ test('doctor fails a port in use and a static folder without the editor, and pas
 })
 
 test('doctor refuses a misspelt UEDITOR_ variable and unknown config keys at any depth, naming the nearest real one', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-doctor-')
   await writeFile(
     join(dir, 'ueditor.json'),
     JSON.stringify({ auth: { tokns: [], jwt: { audiense: 'x' } }, http: { prot: 80 }, limts: {} }),
@@ -212,7 +198,7 @@ test('doctor refuses a misspelt UEDITOR_ variable and unknown config keys at any
 })
 
 test('doctor warns about a UEDITOR_ variable unlike any of its own, names the auth mode, and reads sizes with units', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-doctor-')
   const port = await freePort()
   const out = await runCli(
     ['doctor'],
@@ -255,7 +241,7 @@ test('doctor writes, reads and deletes a probe in a reachable bucket, and fails 
   const s3 = await startS3rver()
   t.after(() => s3.close())
   const bucket = await s3.createBucket()
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-doctor-')
   const s3Env = {
     UEDITOR_DATA_DIR: join(dir, 'data'),
     UEDITOR_S3_BUCKET: bucket,
@@ -282,7 +268,7 @@ test('doctor writes, reads and deletes a probe in a reachable bucket, and fails 
 })
 
 test('doctor warns when CORS origins are set but the config answer names relative URLs, and not once publicUrl is absolute', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-doctor-')
   const env = {
     UEDITOR_DATA_DIR: join(dir, 'data'),
     UEDITOR_CORS_ORIGINS: 'https://www.example.com',

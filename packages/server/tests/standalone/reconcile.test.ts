@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import {
@@ -14,7 +13,8 @@ import { renderKey } from '../../src/ingest/keys.js'
 import { startServer } from '../../src/standalone/serve.js'
 import { runCli } from '../helpers/cli.js'
 import { blob, PDF, png } from '../helpers/fixtures.js'
-import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { startS3rver } from '../helpers/s3rver.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 /** Where the files are, as the test sees them (not through the server). */
 interface Place {
@@ -114,8 +114,7 @@ function literal(text: string): string {
 }
 
 test('files reconcile --fix on local disk keeps legacy, hand-placed and other apps’ files in the upload folders', async (t) => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'ue-reconcile-local-'))
-  t.after(() => rm(dataDir, { recursive: true, force: true }))
+  const dataDir = await tempDir(t, 'ue-reconcile-local-')
   const root = join(dataDir, 'uploads')
   const env = { UEDITOR_DATA_DIR: dataDir, UEDITOR_LOG_LEVEL: 'warn' }
   await reconcileBesideForeignFiles(t, env, {
@@ -140,19 +139,12 @@ test('files reconcile --fix on an S3 bucket shared with another application dele
   const s3 = await startS3rver()
   t.after(() => s3.close())
   const bucket = await s3.createBucket()
-  const dataDir = await mkdtemp(join(tmpdir(), 'ue-reconcile-s3-'))
-  t.after(() => rm(dataDir, { recursive: true, force: true }))
+  const dataDir = await tempDir(t, 'ue-reconcile-s3-')
   // No storage.prefix: the server's keys and the other application's share the bucket's root.
   const env = {
     UEDITOR_DATA_DIR: dataDir,
     UEDITOR_LOG_LEVEL: 'warn',
-    UEDITOR_STORAGE: 's3',
-    UEDITOR_S3_BUCKET: bucket,
-    UEDITOR_S3_REGION: 'us-east-1',
-    UEDITOR_S3_ENDPOINT: s3.endpoint,
-    UEDITOR_S3_FORCE_PATH_STYLE: 'true',
-    UEDITOR_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-    UEDITOR_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    ...s3.storageEnv(bucket),
   }
   await reconcileBesideForeignFiles(
     t,

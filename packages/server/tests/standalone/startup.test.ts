@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { tempDir } from '../helpers/temp-dir.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 const TOKENS = 'alice:alice-token-0123456789abcdef'
@@ -15,12 +15,6 @@ interface Run {
   /** The URL from the banner, or the exit code when the binary stops before it listens. */
   started: Promise<{ url: string } | { code: number | null }>
   exited: Promise<number | null>
-}
-
-async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'ueditor-startup-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
-  return dir
 }
 
 /** The binary with PATH, a data folder in `dir`, port 0 and `env`; killed when the test ends. */
@@ -56,6 +50,11 @@ async function urlOf(run: Run): Promise<string> {
   return started.url
 }
 
+/** The editor's config answer from the started binary. */
+async function configAnswerOf(run: Run) {
+  return (await fetch(`${await urlOf(run)}/ueditor?action=config`)).json()
+}
+
 /** The JSON log lines among what the binary wrote to stderr. */
 function logLines(stderr: string): Record<string, unknown>[] {
   return stderr
@@ -65,7 +64,7 @@ function logLines(stderr: string): Record<string, unknown>[] {
 }
 
 test('a misspelt auth variable stops the binary before it listens, naming the variable it meant', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-startup-')
   const run = runBinary(t, dir, { UEDITOR_AUTH_TOKEN: TOKENS })
   assert.deepEqual(await run.started, { code: 1 })
   const out = run.stderr()
@@ -81,7 +80,7 @@ test('a misspelt auth variable stops the binary before it listens, naming the va
 })
 
 test('a misspelt size variable and an unknown key deep in the config file stop the start, each with the nearest real name', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-startup-')
   await writeFile(join(dir, 'ueditor.json'), JSON.stringify({ catcher: { alowHosts: [] } }))
   const run = runBinary(t, dir, {
     UEDITOR_IMAGE_MAXSIZE: '1048576',
@@ -102,7 +101,7 @@ test('a misspelt size variable and an unknown key deep in the config file stop t
 })
 
 test('the start-up lines name the auth mode, and say plainly when anyone who reaches the server may upload', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-startup-')
   const open = runBinary(t, dir, { UEDITOR_LOG_LEVEL: 'silent' })
   await urlOf(open)
   assert.match(
@@ -136,7 +135,7 @@ test('the start-up lines name the auth mode, and say plainly when anyone who rea
 })
 
 test('sizes with units are read from the environment and the config file, and the editor is told the bytes', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-startup-')
   await writeFile(
     join(dir, 'ueditor.json'),
     JSON.stringify({
@@ -153,8 +152,7 @@ test('sizes with units are read from the environment and the config file, and th
     UEDITOR_IMAGE_MAX_SIZE: '2MB',
     UEDITOR_SCRAWL_MAX_SIZE: '1048576',
   })
-  const url = await urlOf(run)
-  const config = await (await fetch(`${url}/ueditor?action=config`)).json()
+  const config = await configAnswerOf(run)
   assert.equal(config.imageMaxSize, 2 * 1024 ** 2)
   assert.equal(config.scrawlMaxSize, 1_048_576)
   assert.equal(config.fileMaxSize, 1.5 * 1024 ** 3)
@@ -163,7 +161,7 @@ test('sizes with units are read from the environment and the config file, and th
 })
 
 test('a size the server cannot read stops the start and lists the forms it accepts', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-startup-')
   await writeFile(join(dir, 'ueditor.json'), JSON.stringify({ materials: { maxBodyBytes: true } }))
   const run = runBinary(t, dir, { UEDITOR_QUOTA_BYTES: '2 lots', UEDITOR_CONFIG: 'ueditor.json' })
   assert.deepEqual(await run.started, { code: 1 })
@@ -180,7 +178,7 @@ test('a size the server cannot read stops the start and lists the forms it accep
 })
 
 test("a UEDITOR_ variable unlike any of the server's own is named in a warning at start, and the server serves", async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-startup-')
   const run = runBinary(t, dir, { UEDITOR_LOG_FORMAT: 'json', UEDITOR_FRONTEND_BUILD_ID: '42' })
   const url = await urlOf(run)
   assert.equal((await fetch(`${url}/healthz`)).status, 200)
@@ -193,15 +191,14 @@ test("a UEDITOR_ variable unlike any of the server's own is named in a warning a
 })
 
 test('with AI on, the start logs no warning about the editor keys the server sets itself', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-startup-')
   const run = runBinary(t, dir, {
     UEDITOR_LOG_FORMAT: 'json',
     UEDITOR_AI_BASE_URL: 'http://127.0.0.1:9/v1',
     UEDITOR_AI_API_KEY: 'sk-test-key',
     UEDITOR_AI_MODEL: 'gpt-4o-mini',
   })
-  const url = await urlOf(run)
-  const config = await (await fetch(`${url}/ueditor?action=config`)).json()
+  const config = await configAnswerOf(run)
   assert.equal(config.ai.driverConfig.url, '/ueditor?action=ai')
   const lines = logLines(run.stderr())
   assert.ok(
@@ -215,7 +212,7 @@ test('with AI on, the start logs no warning about the editor keys the server set
 })
 
 test('a data folder the user cannot write stops the start with the folder, the user and the fix', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir(t, 'ueditor-startup-')
   const parent = join(dir, 'locked')
   await mkdir(parent)
   // Root writes anywhere: run the binary as nobody, in folders it may read but not write.
