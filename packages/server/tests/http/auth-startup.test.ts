@@ -7,6 +7,7 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { bindVerdict, resolveAuthMode } from '../../src/auth/mode.js'
 import { loadConfig } from '../../src/config/load.js'
+import { eventually } from '../helpers/start-server.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 
@@ -149,7 +150,13 @@ test('a token in the query while auth.queryParam is off is refused with a log li
   })
   const res = await fetch(`${srv.url}/ueditor?action=listImage&start=0&size=20&token=${token}`)
   assert.equal((await res.json()).code, 'UE_UNAUTHORIZED')
-  const [line] = auditLines(srv.stderr())
+  // The child writes its log asynchronously: wait for the line rather than race it.
+  const logged = (count: number) =>
+    eventually(
+      async () => auditLines(srv.stderr()),
+      (lines) => lines.length >= count,
+    )
+  const [line] = await logged(1)
   assert.equal(line?.level, 'warn')
   assert.equal(line?.reason, 'missing')
   assert.equal(line?.queryToken, 'token')
@@ -161,7 +168,7 @@ test('a token in the query while auth.queryParam is off is refused with a log li
 
   // Without a token in the query the line stays the plain refusal.
   await (await fetch(`${srv.url}/ueditor?action=listImage&start=0&size=20`)).json()
-  assert.equal(auditLines(srv.stderr())[1]?.msg, 'auth refused')
+  assert.equal((await logged(2))[1]?.msg, 'auth refused')
 })
 
 test('a token in a query parameter other than the configured one is refused with a log line naming both', async (t) => {
@@ -173,8 +180,12 @@ test('a token in a query parameter other than the configured one is refused with
   })
   const res = await fetch(`${srv.url}/ueditor?action=listImage&start=0&size=20&token=${token}`)
   assert.equal((await res.json()).code, 'UE_UNAUTHORIZED')
+  const [line] = await eventually(
+    async () => auditLines(srv.stderr()),
+    (lines) => lines.length >= 1,
+  )
   assert.equal(
-    auditLines(srv.stderr())[0]?.msg,
+    line?.msg,
     'auth refused: a token arrived in the query parameter "token", which is not read (auth.queryParam is "ue_token"); UEDITOR_AUTH_QUERY_PARAM=token accepts it (docs/auth.md)',
   )
   const ok = await fetch(`${srv.url}/ueditor?action=listImage&start=0&size=20&ue_token=${token}`)
