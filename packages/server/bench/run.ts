@@ -77,6 +77,11 @@ if (freeGb < NEEDED_GB) {
   process.exit(1)
 }
 
+// Ctrl-C or a kill ends the run through `exit`, whose hooks stop the servers (processes.ts)
+// and the PostgreSQL cluster (tests/helpers/postgres.ts), which would otherwise outlive it.
+process.once('SIGINT', () => process.exit(130))
+process.once('SIGTERM', () => process.exit(143))
+
 const outcomes: Outcome[] = []
 try {
   for (const [name, scenario] of SCENARIOS) {
