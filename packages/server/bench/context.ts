@@ -40,6 +40,19 @@ export const SMOKE: Profile = {
   large: { bytes: 8 * MB, connections: 4, amount: 4 },
 }
 
+/**
+ * `profile` with no population above `largest`: the image populations above it are left out
+ * (if none is left, `largest` itself is used), and the materials are at most `largest`.
+ */
+export function upTo(profile: Profile, largest: number): Profile {
+  const kept = profile.imagePopulations.filter((n) => n <= largest)
+  return {
+    ...profile,
+    imagePopulations: kept.length > 0 ? kept : [largest],
+    materials: Math.min(profile.materials, largest),
+  }
+}
+
 /** The one user the bench signs in as; only it is listed in `limits.exemptUsers`. */
 export const BENCH_USER = 'bench'
 // A fresh secret per run: the servers the bench starts accept it only while the run lasts.

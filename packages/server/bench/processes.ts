@@ -47,6 +47,10 @@ async function launch(args: string[], env: Record<string, string>): Promise<Serv
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
+  // A run ended by Ctrl-C or a kill (run.ts turns both into `exit`) takes its servers along.
+  const orphan = () => child.kill('SIGKILL')
+  process.once('exit', orphan)
+  child.once('exit', () => process.removeListener('exit', orphan))
   const url = await listeningUrl(child)
   const pid = child.pid as number
   let log = ''

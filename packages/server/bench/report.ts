@@ -21,7 +21,7 @@ export interface Row {
   figures?: Record<string, number>
 }
 
-export type Status = 'PASS' | 'FAIL' | 'reported' | 'ERROR'
+export type Status = 'PASS' | 'FAIL' | 'reported' | 'skipped' | 'ERROR'
 
 export interface Outcome extends Row {
   status: Status
@@ -33,6 +33,11 @@ export function judge(row: Row): Outcome {
   if (!t) return { ...row, status: 'reported' }
   const ok = t.op === '>=' ? t.value >= t.limit : t.value <= t.limit
   return { ...row, status: ok ? 'PASS' : 'FAIL' }
+}
+
+/** A scenario group this machine cannot run (and CI must), with the reason in its row. */
+export function skipped(scenario: string, reason: string): Outcome {
+  return { scenario, server: reason, status: 'skipped' }
 }
 
 export function broken(scenario: string, error: unknown): Outcome {
@@ -75,7 +80,7 @@ export function tally(outcomes: readonly Outcome[]): { passed: number; failed: n
 
 export async function writeResults(
   file: string,
-  run: { smoke: boolean; machine: object; outcomes: readonly Outcome[] },
+  run: { smoke: boolean; largest?: number; machine: object; outcomes: readonly Outcome[] },
 ): Promise<void> {
   const when = new Date().toISOString()
   await writeFile(file, `${JSON.stringify({ when, ...run, ...tally(run.outcomes) }, null, 2)}\n`)

@@ -6,13 +6,23 @@
 import { statfs } from 'node:fs/promises'
 import { cpus, freemem, tmpdir, totalmem } from 'node:os'
 import { fileURLToPath } from 'node:url'
-import { FULL, type Profile, removeScratch, SMOKE } from './context.js'
-import { broken, judge, type Outcome, type Row, table, tally, writeResults } from './report.js'
+import { FULL, type Profile, removeScratch, SMOKE, upTo } from './context.js'
+import { PostgresUnavailable, stopPostgres } from './postgres.js'
+import {
+  broken,
+  judge,
+  type Outcome,
+  type Row,
+  skipped,
+  table,
+  tally,
+  writeResults,
+} from './report.js'
 import { catchScenario } from './scenarios/catch.js'
 import { configScenario } from './scenarios/config.js'
 import { formulaFloodScenario } from './scenarios/formula-flood.js'
-import { listingScenarios } from './scenarios/listings.js'
-import { materialsScenarios } from './scenarios/materials.js'
+import { listingScenarios, postgresListingScenarios } from './scenarios/listings.js'
+import { materialsScenarios, postgresMaterialsScenarios } from './scenarios/materials.js'
 import { largeUploadScenarios, smallUploadScenarios } from './scenarios/uploads.js'
 
 const RESULTS = fileURLToPath(new URL('../../bench/results.json', import.meta.url))
@@ -23,14 +33,24 @@ const SCENARIOS: [string, (p: Profile) => Promise<Row[]>][] = [
   ['large uploads', largeUploadScenarios],
   ['listImage', listingScenarios],
   ['materials search', materialsScenarios],
+  ['listImage on PostgreSQL', postgresListingScenarios],
+  ['materials search on PostgreSQL', postgresMaterialsScenarios],
   ['catch', catchScenario],
   ['formula flood', formulaFloodScenario],
 ]
 
-const profile = process.argv.includes('--smoke') ? SMOKE : FULL
+const argument = (flag: string) => {
+  const at = process.argv.indexOf(flag)
+  return at > 0 ? process.argv[at + 1] : undefined
+}
+// `--largest <n>`: no population above n files or materials, for a shorter partial run.
+const largest = argument('--largest')
+if (largest !== undefined && !/^[1-9]\d*$/.test(largest))
+  throw new Error(`--largest ${largest}: give a whole number of files, such as 100000`)
+const chosen = process.argv.includes('--smoke') ? SMOKE : FULL
+const profile = largest === undefined ? chosen : upTo(chosen, Number(largest))
 // `--only <name>`: the scenario groups whose name contains it, for working on one of them.
-const onlyAt = process.argv.indexOf('--only')
-const only = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined
+const only = argument('--only')
 if (only !== undefined && !SCENARIOS.some(([name]) => name.includes(only)))
   throw new Error(
     `--only ${only}: no scenario group is named so (${SCENARIOS.map(([n]) => n).join(', ')})`,
@@ -42,8 +62,9 @@ const machine = {
   freeMemoryMb: Math.round(freemem() / 2 ** 20),
   node: process.version,
 }
+const partial = largest === undefined ? '' : ` (partial: populations up to ${largest})`
 console.log(
-  `ueditor-backend bench${profile.smoke ? ' (smoke: tiny populations, targets not enforced)' : ''}: ` +
+  `ueditor-backend bench${profile.smoke ? ' (smoke: tiny populations, targets not enforced)' : ''}${partial}: ` +
     `${machine.cpus} CPUs, ${machine.memoryMb} MB, Node ${machine.node}`,
 )
 
@@ -56,6 +77,11 @@ if (freeGb < NEEDED_GB) {
   process.exit(1)
 }
 
+// Ctrl-C or a kill ends the run through `exit`, whose hooks stop the servers (processes.ts)
+// and the PostgreSQL cluster (tests/helpers/postgres.ts), which would otherwise outlive it.
+process.once('SIGINT', () => process.exit(130))
+process.once('SIGTERM', () => process.exit(143))
+
 const outcomes: Outcome[] = []
 try {
   for (const [name, scenario] of SCENARIOS) {
@@ -65,16 +91,22 @@ try {
     try {
       outcomes.push(...(await scenario(profile)).map(judge))
     } catch (e) {
-      outcomes.push(broken(name, e))
+      outcomes.push(e instanceof PostgresUnavailable ? skipped(name, e.message) : broken(name, e))
     }
     console.log(`${((performance.now() - began) / 1000).toFixed(1)} s`)
   }
 } finally {
+  await stopPostgres()
   await removeScratch()
 }
 
 console.log(`\n${table(outcomes)}\n`)
-await writeResults(RESULTS, { smoke: profile.smoke, machine, outcomes })
+await writeResults(RESULTS, {
+  smoke: profile.smoke,
+  ...(largest === undefined ? {} : { largest: Number(largest) }),
+  machine,
+  outcomes,
+})
 const { passed, failed } = tally(outcomes)
 const errors = outcomes.filter((o) => o.status === 'ERROR').length
 const harness = errors ? `, ${errors} harness errors` : ''

@@ -9,7 +9,8 @@ import {
   using,
 } from '../context.js'
 import { load } from '../load.js'
-import { addImages } from '../populations.js'
+import { addImages, type IndexTarget, indexConfig } from '../populations.js'
+import { postgresDatabase } from '../postgres.js'
 import { type ServerProcess, startUeditor } from '../processes.js'
 import type { Row } from '../report.js'
 
@@ -86,27 +87,40 @@ async function measure(server: ServerProcess, population: number, p: Profile): P
 
 /** listImage at each population, grown in one SQLite file; the targets apply at the largest. */
 export function listingScenarios(p: Profile): Promise<Row[]> {
+  return listings(p, 'sqlite')
+}
+
+/** The same on a database of the run's own PostgreSQL cluster (postgres.ts). */
+export function postgresListingScenarios(p: Profile): Promise<Row[]> {
+  return listings(p, 'postgres')
+}
+
+function listings(p: Profile, driver: IndexTarget['driver']): Promise<Row[]> {
   return inTempDir(async (dir) => {
     const dataDir = join(dir, 'data')
-    const file = join(dataDir, 'index.db')
+    const target: IndexTarget =
+      driver === 'sqlite'
+        ? { driver, file: join(dataDir, 'index.db') }
+        : { driver, url: await postgresDatabase() }
+    const index = indexConfig(target)
     const measured: Figures[] = []
     let have = 0
     for (const population of p.imagePopulations) {
-      await addImages(file, BENCH_USER, have, population)
+      await addImages(target, BENCH_USER, have, population)
       have = population
       // A fresh server per population: what it caches, it learns from this population.
       measured.push(
-        await using(
-          startUeditor(dir, ueditorConfig(dataDir, { index: { driver: 'sqlite', file } })),
-          (s) => measure(s, population, p),
+        await using(startUeditor(dir, ueditorConfig(dataDir, { index })), (s) =>
+          measure(s, population, p),
         ),
       )
     }
-    return rows(measured)
+    return rows(measured, driver === 'postgres' ? ' on PostgreSQL' : '')
   })
 }
 
-function rows(measured: Figures[]): Row[] {
+/** `engine` follows "listImage" in each row's name: '' for SQLite, whose rows came first. */
+function rows(measured: Figures[], engine: string): Row[] {
   const smallest = measured[0] as Figures
   const largest = measured[measured.length - 1] as Figures
   const n = (v: number) =>
@@ -122,13 +136,13 @@ function rows(measured: Figures[]): Row[] {
     ['next pages', (f: Figures) => f.nextP99],
   ] as const) {
     out.push({
-      scenario: `listImage ${label}, p99 at ${CONNECTIONS} connections`,
+      scenario: `listImage ${label}${engine}, p99 at ${CONNECTIONS} connections`,
       server: across(pick),
       target: { what: `p99 at ${at}`, value: pick(largest), unit: 'ms', op: '<=', limit: 5 },
       figures: Object.fromEntries(measured.map((f) => [`p99Ms@${f.population}`, pick(f)])),
     })
     out.push({
-      scenario: `listImage ${label}, flat from ${n(smallest.population)} to ${at}`,
+      scenario: `listImage ${label}${engine}, flat from ${n(smallest.population)} to ${at}`,
       server: across(pick),
       target: {
         what: `p99 ${at} / ${n(smallest.population)}`,
@@ -140,7 +154,7 @@ function rows(measured: Figures[]): Row[] {
     })
   }
   out.push({
-    scenario: `listImage jump to a deep page (median of ${DEEP_JUMPS})`,
+    scenario: `listImage${engine} jump to a deep page (median of ${DEEP_JUMPS})`,
     server: across((f) => f.deepMs),
     target: { what: `at ${at}`, value: largest.deepMs, unit: 'ms', op: '<=', limit: 50 },
     figures: Object.fromEntries(measured.map((f) => [`deepMs@${f.population}`, f.deepMs])),

@@ -1,7 +1,8 @@
 import { join } from 'node:path'
 import { AUTHORIZATION, fmt, inTempDir, type Profile, ueditorConfig, using } from '../context.js'
 import { load } from '../load.js'
-import { addMaterials } from '../populations.js'
+import { addMaterials, type IndexTarget, indexConfig } from '../populations.js'
+import { postgresDatabase } from '../postgres.js'
 import { type ServerProcess, startUeditor } from '../processes.js'
 import type { Row } from '../report.js'
 
@@ -18,14 +19,27 @@ async function p99(server: ServerProcess, query: string, p: Profile) {
 
 /** The designer's search: a CJK keyword, a parent category (its whole subtree), and both. */
 export function materialsScenarios(p: Profile): Promise<Row[]> {
+  return search(p, 'sqlite')
+}
+
+/** The same on a database of the run's own PostgreSQL cluster (postgres.ts). */
+export function postgresMaterialsScenarios(p: Profile): Promise<Row[]> {
+  return search(p, 'postgres')
+}
+
+function search(p: Profile, driver: IndexTarget['driver']): Promise<Row[]> {
   return inTempDir(async (dir) => {
     const dataDir = join(dir, 'data')
-    const file = join(dataDir, 'index.db')
-    const { parentId } = await addMaterials(file, p.materials)
+    const target: IndexTarget =
+      driver === 'sqlite'
+        ? { driver, file: join(dataDir, 'index.db') }
+        : { driver, url: await postgresDatabase() }
+    const { parentId } = await addMaterials(target, p.materials)
     const config = ueditorConfig(dataDir, {
-      index: { driver: 'sqlite', file },
+      index: indexConfig(target),
       materials: { seed: false },
     })
+    const engine = driver === 'postgres' ? ' on PostgreSQL' : ''
     const keyword = `keyword=${encodeURIComponent(KEYWORD)}`
     return using(startUeditor(dir, config), async (server) => {
       const rows: Row[] = []
@@ -36,7 +50,7 @@ export function materialsScenarios(p: Profile): Promise<Row[]> {
       ] as const) {
         const r = await p99(server, query, p)
         rows.push({
-          scenario: `materials search, ${label}, ${fmt(p.materials)} materials, ${CONNECTIONS} connections`,
+          scenario: `materials search${engine}, ${label}, ${fmt(p.materials)} materials, ${CONNECTIONS} connections`,
           server: `${fmt(r.perSecond)} req/s, p50 ${fmt(r.p50Ms, 1)} ms, p99 ${fmt(r.p99Ms, 1)} ms`,
           target: { what: 'p99', value: r.p99Ms, unit: 'ms', op: '<=', limit: 20 },
           figures: { perSecond: r.perSecond, p50Ms: r.p50Ms, p99Ms: r.p99Ms },
