@@ -92,8 +92,8 @@ const ADD_COUNTS = `
  * FILE_BATCH rows a statement, with the `file_counts` trigger off, then what it would have
  * added to `file_counts` (per scope, category and extension: `n` and `changes` grow by the
  * rows inserted). With the trigger on, each row updates the same two count rows, and their
- * versions pile up within the transaction: 10,000 rows took minutes. Then `vacuum analyze`,
- * as autovacuum would in time, so the planner knows the population it plans for.
+ * versions pile up within the transaction: 10,000 rows were not in after a minute. Then
+ * `vacuum analyze`, as autovacuum would in time, so the planner knows the population.
  */
 async function addPostgresImages(url: string, owner: string, from: number, to: number) {
   const client = new pg.Client({ connectionString: url })
