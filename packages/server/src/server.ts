@@ -11,6 +11,7 @@ import type { AiUsageStore } from './db/ai-usage.js'
 import type { MetadataStore } from './db/types.js'
 import { buildActionTable } from './editor/action-table.js'
 import { createEditorHandler } from './editor/dispatch.js'
+import type { EventHandlers } from './events/types.js'
 import type { FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
 import { createMetricsEndpoint } from './http/metrics-endpoint.js'
@@ -58,6 +59,13 @@ export interface UeditorOptions {
    * (`{ user, admin? }`), or null for nobody (docs/auth.md).
    */
   authorize?: AuthorizeHook
+  /**
+   * In-process events (docs/events.md): `fileStored`, `fileDeleted`, `documentSaved`,
+   * `documentDeleted`, each called with `{ id, type, timestamp, data }` once its change has
+   * committed. Handlers are not awaited: one that throws or rejects is logged at error and
+   * counted, and never fails or delays the request.
+   */
+  on?: EventHandlers
 }
 
 export interface UeditorServer {
@@ -110,7 +118,13 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       : createLogger({ level: config.logLevel, format: config.logFormat }))
   const metrics = createMetrics()
   const env = options.env ?? process.env
-  const opened = await startUp(config, { log, metrics, env, remote: options.remote })
+  const opened = await startUp(config, {
+    log,
+    metrics,
+    env,
+    remote: options.remote,
+    on: options.on,
+  })
   try {
     let stopping = false
     const s = services(config, opened, {
@@ -188,6 +202,7 @@ function services(
     }),
     storage,
     files: store.files,
+    events: opened.events,
     images: opened.images,
     remote: opened.remote,
     log,

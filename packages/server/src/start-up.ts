@@ -8,6 +8,9 @@ import type { ServerConfigInput } from './config/schema.js'
 import { MATERIALS_MIGRATION } from './db/migrations.js'
 import { openMetadataStore } from './db/open.js'
 import type { MetadataStore } from './db/types.js'
+import { createEvents, type Events } from './events/publisher.js'
+import type { EventHandlers } from './events/types.js'
+import { startWebhookWorker } from './events/webhooks.js'
 import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
 import { createStaticSite } from './http/static-site.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
@@ -37,6 +40,8 @@ export interface Opened {
   readonly images: ImageProcessor
   readonly remote: RemoteFetcher
   readonly formula: FormulaHandler | null
+  /** How changes announce themselves: the `on` handlers, and the outbox when a webhook is set. */
+  readonly events: Events
   /** Closes what was opened, the last first; every part is closed even when one fails. */
   close(): Promise<void>
 }
@@ -55,6 +60,7 @@ export async function startUp(
     metrics: MetricsRegistry
     env: NodeJS.ProcessEnv
     remote?: { lookup?: HostLookup; connect?: Dialer }
+    on?: EventHandlers | undefined
   },
 ): Promise<Opened> {
   const { log, metrics } = o
@@ -77,7 +83,9 @@ export async function startUp(
       files: metrics.countFailures('database', opened.files),
       materials: metrics.countFailures('database', opened.materials),
       aiUsage: metrics.countFailures('database', opened.aiUsage),
+      outbox: metrics.countFailures('database', opened.outbox),
     }
+    const events = openEvents(config, store, { log, metrics, on: o.on }, closers)
 
     if (config.storage.driver === 'local') {
       const parts = await removeStalePartFiles(config.storage.root)
@@ -111,11 +119,38 @@ export async function startUp(
         })
       : null
     if (formula) closers.push(() => formula.close())
-    return { site, store, storage, images, remote, formula, close }
+    return { site, store, storage, images, remote, formula, events, close }
   } catch (e) {
     await close().catch(() => {})
     throw e
   }
+}
+
+/** The webhook worker (when a webhook is set) stops before the database it reads closes. */
+function openEvents(
+  config: ServerConfig,
+  store: MetadataStore,
+  o: { log: Logger; metrics: MetricsRegistry; on?: EventHandlers | undefined },
+  closers: (() => Promise<void>)[],
+): Events {
+  const { url, secret, ...timing } = config.webhooks
+  const worker =
+    url !== undefined && secret !== undefined
+      ? startWebhookWorker({
+          outbox: store.outbox,
+          settings: { url, secret, ...timing },
+          log: o.log,
+          metrics: o.metrics,
+        })
+      : undefined
+  if (worker) closers.push(() => worker.close())
+  return createEvents({
+    outbox: worker && store.outbox,
+    handlers: o.on,
+    log: o.log,
+    metrics: o.metrics,
+    wake: worker?.wake,
+  })
 }
 
 async function closeAll(closers: (() => Promise<void>)[]): Promise<void> {

@@ -17,10 +17,11 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   images: ['shared', 'ingest'],
   http: ['shared', 'storage'],
   auth: ['shared', 'config'],
-  editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth', 'ai'],
+  editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth', 'ai', 'events'],
   materials: ['shared', 'config', 'db', 'auth'],
   formula: ['shared', 'images'],
   ai: ['shared', 'db'],
+  events: ['shared', 'db'],
 }
 /**
  * Every package the server source uses, and the files (or whole rooms, with a trailing `/`)
@@ -37,7 +38,7 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   '@mathjax/src': ['formula/mathjax.ts'],
   '@mathjax/mathjax-newcm-font': ['formula/mathjax.ts'],
   'lru-cache': ['formula/handler.ts', 'db/file-index.ts'],
-  undici: ['ingest/remote/fetch-image.ts'],
+  undici: ['ingest/remote/fetch-image.ts', 'events/webhooks.ts'],
   // The one IP parser, in the four files that read addresses (docs/architecture.md).
   'ipaddr.js': [
     'ingest/remote/guard.ts',

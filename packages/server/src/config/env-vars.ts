@@ -126,6 +126,10 @@ const LINES: readonly EnvLine[] = [
   ['UEDITOR_AI_DAILY_TOKENS', 'ai.dailyTokens'],
   ['UEDITOR_AI_REQUESTS_PER_MINUTE', 'ai.requestsPerMinute'],
   ['UEDITOR_DELETE_ENABLED', 'delete.enabled'],
+  ['UEDITOR_WEBHOOK_URL', 'webhooks.url'],
+  ['UEDITOR_WEBHOOK_SECRET', 'webhooks.secret'],
+  ['UEDITOR_WEBHOOK_TIMEOUT_MS', 'webhooks.timeoutMs'],
+  ['UEDITOR_WEBHOOK_MAX_AGE_MS', 'webhooks.maxAgeMs'],
 ]
 
 /**

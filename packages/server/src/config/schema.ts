@@ -635,6 +635,39 @@ export const ServerConfigSchema = z.strictObject({
       actionName: actionName.default('deletefile'),
     })
     .prefault({}),
+  /** Events for the host app as signed JSON POSTs (docs/events.md): off until url is set. */
+  webhooks: z
+    .strictObject({
+      /** Where every event is posted; operator-trusted, http or https only. */
+      url: z
+        .url({ protocol: /^https?$/ })
+        .max(2048)
+        .optional(),
+      /** The HMAC key of `X-Ueditor-Signature`; required with `url`. */
+      secret: z.string().min(16, 'must be at least 16 characters').max(4096).optional(),
+      /** One attempt: connect, answer and body. */
+      timeoutMs: z.number().int().min(100).max(300_000).default(10_000),
+      /** The wait after the first failure; it doubles per attempt, with jitter. */
+      retryBaseMs: z.number().int().min(10).max(3_600_000).default(1_000),
+      /** The longest wait between two attempts. */
+      retryMaxMs: z.number().int().min(10).max(86_400_000).default(600_000),
+      /** An event still failing this long after its change is given up (logged at error). */
+      maxAgeMs: z.number().int().min(1_000).default(259_200_000),
+      /** How often each node looks for due events (retries, events of other nodes). */
+      pollMs: z.number().int().min(10).max(600_000).default(1_000),
+      /** Events one node delivers at once. */
+      concurrency: z.number().int().min(1).max(64).default(4),
+    })
+    .refine((w) => w.url === undefined || w.secret !== undefined, {
+      message:
+        'a webhook url needs a secret (webhooks.secret, UEDITOR_WEBHOOK_SECRET) to sign with',
+      path: ['secret'],
+    })
+    .refine((w) => w.retryBaseMs <= w.retryMaxMs, {
+      message: 'retryBaseMs must not exceed retryMaxMs',
+      path: ['retryBaseMs'],
+    })
+    .prefault({}),
 })
 
 export type ServerConfigInput = z.input<typeof ServerConfigSchema>

@@ -18,6 +18,9 @@ type AnyDb = Kysely<any>
 /** The migration that creates the materials tables: the server seeds demo materials after it. */
 export const MATERIALS_MIGRATION = '0002_materials'
 
+/** The webhook outbox's table. */
+export const OUTBOX_MIGRATION = '0009_event_outbox'
+
 /** Ordered by name; append a new entry to add a migration, never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_files': {
@@ -127,6 +130,37 @@ const MIGRATIONS: Record<string, Migration> = {
     },
     async down(db: AnyDb) {
       await db.schema.dropTable('ai_usage').execute()
+    },
+  },
+  // Events for the webhook, written in the transaction of their change (docs/events.md).
+  [OUTBOX_MIGRATION]: {
+    async up(db: AnyDb) {
+      await withId(db, db.schema.createTable('event_outbox'))
+        .addColumn('event_id', 'text', (c) => c.notNull().unique())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('due_at', 'bigint', (c) => c.notNull())
+        .addColumn('lease_until', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('lease_owner', 'text')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('last_error', 'text')
+        .execute()
+      // The claim's "no earlier event of the same subject is waiting" looks rows up by these.
+      await db.schema
+        .createIndex('event_outbox_subject_id_idx')
+        .on('event_outbox')
+        .columns(['subject', 'id'])
+        .execute()
+      await db.schema
+        .createIndex('event_outbox_due_at_idx')
+        .on('event_outbox')
+        .column('due_at')
+        .execute()
+    },
+    async down(db: AnyDb) {
+      await db.schema.dropTable('event_outbox').execute()
     },
   },
 }

@@ -8,6 +8,7 @@ import { guarded } from './errors.js'
 import { createFileIndex } from './file-index.js'
 import { createMaterialRepository } from './material-repo.js'
 import { migrateToLatest } from './migrations.js'
+import { createOutbox } from './outbox.js'
 import type { DbSchema } from './schema.js'
 import { type BuiltinSqlite, builtinSqliteAvailable, openBuiltinSqlite } from './sqlite-builtin.js'
 import { SnapshotSqliteDialect, type SyncSnapshots } from './sqlite-snapshots.js'
@@ -175,6 +176,7 @@ function storeOver(
     files: createFileIndex(db, snapshots),
     materials: createMaterialRepository(db, snapshots),
     aiUsage: createAiUsageStore(db),
+    outbox: createOutbox(db),
     ping: () => guarded(async () => void (await sql`select 1`.execute(db))),
     migrate: () => migrateToLatest(db),
     backup: (file) => backupTo(db, dialect, file),

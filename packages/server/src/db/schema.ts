@@ -84,6 +84,30 @@ export interface AiUsageTable {
   tokens: number | string
 }
 
+/**
+ * Events waiting for their webhook delivery (events/webhooks.ts): written in the transaction of
+ * the change they announce, deleted once delivered or given up.
+ */
+export interface EventOutboxTable {
+  /** Outbox order: the order events of one subject are delivered in. */
+  id: Generated<number>
+  eventId: string
+  type: string
+  /** What the event is about (a storage key, a document id): one at a time per subject. */
+  subject: string
+  /** The JSON body exactly as it is sent and signed. */
+  body: string
+  /** Milliseconds since the epoch (bigint), as are the two below. */
+  createdAt: number | string
+  /** The next attempt is due at this time. */
+  dueAt: number | string
+  /** A node delivering it holds it until then; 0: nobody does. */
+  leaseUntil: number | string
+  leaseOwner: string | null
+  attempts: number
+  lastError: string | null
+}
+
 export interface DbSchema {
   fileCounts: FileCountsTable
   materialTerms: MaterialTermsTable
@@ -92,6 +116,7 @@ export interface DbSchema {
   categories: CategoriesTable
   materials: MaterialsTable
   aiUsage: AiUsageTable
+  eventOutbox: EventOutboxTable
 }
 
 export type FileRow = Selectable<FilesTable>

@@ -16,7 +16,7 @@ export interface ListEntry {
 }
 
 /** The public URL of a stored key; keys hold only URL-safe characters. */
-function publicUrlOf(publicUrl: string, key: string): string {
+export function publicUrlOf(publicUrl: string, key: string): string {
   return `${publicUrl}${publicUrl.endsWith('/') ? '' : '/'}${key}`
 }
 

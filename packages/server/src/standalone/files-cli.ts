@@ -1,7 +1,11 @@
 import type { ServerConfig } from '../config/load.js'
+import type { MetadataStore } from '../db/types.js'
 import { buildActionTable } from '../editor/action-table.js'
+import { removeAnnounced } from '../editor/file-events.js'
+import { createEvents, type Events } from '../events/publisher.js'
 import { keyRecogniser } from '../ingest/keys.js'
 import { isUeError } from '../shared/errors.js'
+import { silentLogger } from '../shared/log.js'
 import { storageDriver } from '../start-up.js'
 import { type Action, type Mismatch, reconcile } from './reconcile.js'
 import { withStore } from './with-store.js'
@@ -66,6 +70,13 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
         fix,
         graceMs,
         ours: keyRecogniser(uploadPathFormats(config)),
+        // An object without a row was never announced as stored; a row that goes was.
+        removeRow: (key) =>
+          removeAnnounced(
+            { files: store.files, events: cliEvents(config, store), publicUrl: config.publicUrl },
+            key,
+            'reconcile',
+          ),
         onMismatch: (m, action) => {
           if (!quiet || m.kind !== 'foreign object') say(`${describe(m, action)}\n`)
         },
@@ -90,6 +101,17 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
     } finally {
       await storage.close?.()
     }
+  })
+}
+
+/**
+ * Events of a command: to the outbox when a webhook is set, for the serving nodes to deliver
+ * (they poll it); there are no in-process handlers outside a server.
+ */
+export function cliEvents(config: ServerConfig, store: MetadataStore): Events {
+  return createEvents({
+    outbox: config.webhooks.url === undefined ? undefined : store.outbox,
+    log: silentLogger,
   })
 }
 
