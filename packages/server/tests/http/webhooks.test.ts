@@ -1,0 +1,249 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { type TestContext, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { loadConfig } from '../../src/config/load.js'
+import { signatureOf } from '../../src/events/signature.js'
+import type { UeditorEvent } from '../../src/events/types.js'
+import { verifyWebhookSignature } from '../../src/index.js'
+import { createUeditorServer } from '../../src/server.js'
+import { isUeError } from '../../src/shared/errors.js'
+import { ALICE, bearer, deleteFile, recordingLogger, uploadFile } from '../helpers/auth.js'
+import { runCli } from '../helpers/cli.js'
+import { PDF } from '../helpers/fixtures.js'
+import { rawSqlite } from '../helpers/sqlite.js'
+import { startTestServer } from '../helpers/start-server.js'
+import { tempDir } from '../helpers/temp-dir.js'
+import { pause, startWebhookReceiver } from '../helpers/webhook-receiver.js'
+import {
+  type Database,
+  type Engine,
+  keyOf,
+  SECRET,
+  startNode,
+  upload,
+  waitUntil,
+  webhookScenarios,
+} from './webhook-scenarios.js'
+
+const sqlite: Engine = {
+  name: 'SQLite',
+  async database(t) {
+    const file = join(await tempDir(t, 'ue-hook-db-'), 'index.db')
+    return {
+      index: { driver: 'sqlite', file },
+      async exec(statement) {
+        const raw = await rawSqlite(file)
+        try {
+          raw.exec(statement)
+        } finally {
+          raw.close()
+        }
+      },
+    }
+  },
+  failInserts: (table) => ({
+    install: [
+      `create trigger fail_${table} before insert on ${table} begin select raise(abort, 'refused by the test'); end`,
+    ],
+    remove: [`drop trigger fail_${table}`],
+  }),
+}
+
+webhookScenarios(sqlite)
+
+async function outboxRows(file: string): Promise<number> {
+  const raw = await rawSqlite(file)
+  try {
+    const [row] = raw.prepare('select count(*) as n from event_outbox').all([]) as { n: number }[]
+    return Number(row?.n)
+  } finally {
+    raw.close()
+  }
+}
+
+async function sqliteDatabase(t: TestContext): Promise<Database & { file: string }> {
+  const db = await sqlite.database(t)
+  return { ...db, file: (db.index as { file: string }).file }
+}
+
+test('in-process handlers hear an upload and a delete after they commit, as the webhook hears them', async (t) => {
+  const receiver = await startWebhookReceiver(t, SECRET)
+  const db = await sqliteDatabase(t)
+  const heard: UeditorEvent[] = []
+  const server = await startNode(t, {
+    dataDir: await tempDir(t, 'ue-hook-'),
+    db,
+    receiver,
+    on: {
+      fileStored: (e) => void heard.push(e),
+      fileDeleted: async (e) => void heard.push(e),
+    },
+  })
+  const stored = await upload(server)
+  const url = stored.body.url as string
+  const deleted = await fetch(`${server.url}/ueditor?action=deletefile`, {
+    method: 'POST',
+    headers: bearer(ALICE),
+    body: new URLSearchParams({ url }),
+  })
+  assert.equal(((await deleted.json()) as { state: string }).state, 'SUCCESS')
+  const deliveries = await receiver.waitFor(2)
+  assert.deepEqual(
+    heard.map((e) => ({ type: e.type, data: e.data })),
+    [
+      {
+        type: 'fileStored',
+        data: {
+          key: keyOf(url),
+          url,
+          category: 'file',
+          size: PDF.length,
+          mime: 'application/pdf',
+          owner: 'alice',
+          originalName: 'notes.pdf',
+        },
+      },
+      { type: 'fileDeleted', data: { key: keyOf(url), url, owner: 'alice', reason: 'user' } },
+    ],
+  )
+  // The same events, ids and all, in the same order: one per subject at a time.
+  assert.deepEqual(
+    deliveries.map((d) => d.event),
+    heard,
+  )
+  assert.ok(deliveries.every((d) => d.verified))
+  // Delivered events leave the outbox.
+  await waitUntil(async () => (await outboxRows(db.file)) === 0, 'an empty outbox')
+})
+
+test('a handler that throws or never settles is logged and counted, and never fails or holds the request', async (t) => {
+  const logger = recordingLogger()
+  let deletedHeard = 0
+  const srv = await startTestServer(
+    t,
+    { auth: { tokens: [`alice:${ALICE}`] }, delete: { enabled: true } },
+    {
+      logger,
+      on: {
+        fileStored() {
+          throw new Error('the host app broke')
+        },
+        fileDeleted() {
+          deletedHeard++
+          return new Promise<void>(() => {})
+        },
+      },
+    },
+  )
+  const stored = await uploadFile(srv, bearer(ALICE))
+  assert.equal(stored.body.state, 'SUCCESS')
+  const deleted = await deleteFile(srv, bearer(ALICE), stored.body.url as string)
+  assert.equal(deleted.body.state, 'SUCCESS')
+  await waitFor(() => deletedHeard === 1 && logger.lines.some((l) => l.includes('handler failed')))
+  const failure = logger.lines.find((l) => l.includes('event handler failed')) as string
+  assert.match(failure, /"level":"error"/)
+  assert.match(failure, /"event":"fileStored"/)
+  const metrics = await (await fetch(`${srv.url}/metrics`)).text()
+  assert.match(metrics, /ueditor_event_handler_failures_total\{type="fileStored"\} 1/)
+  // No webhook: nothing is kept for one.
+  const { index } = srv.ue.config
+  if (index.driver !== 'sqlite') throw new Error('a SQLite index was configured')
+  assert.equal(await outboxRows(index.file), 0)
+})
+
+test('files reconcile --fix announces the rows it removes, and a serving node delivers the event', async (t) => {
+  const receiver = await startWebhookReceiver(t, SECRET)
+  const db = await sqliteDatabase(t)
+  const dataDir = await tempDir(t, 'ue-hook-')
+  const server = await startNode(t, { dataDir, db, receiver })
+  const stored = await upload(server)
+  const key = keyOf(stored.body.url as string)
+  await receiver.waitFor(1)
+  // The bytes vanish behind the server's back: the row is one without an object.
+  const { storage } = server.ue.config
+  if (storage.driver !== 'local') throw new Error('local storage was configured')
+  await unlink(join(storage.root, key))
+  const fixed = await runCli(['files', 'reconcile', '--fix', '--grace', '0'], {
+    UEDITOR_DATA_DIR: dataDir,
+    UEDITOR_SQLITE_FILE: db.file,
+    UEDITOR_WEBHOOK_URL: receiver.url,
+    UEDITOR_WEBHOOK_SECRET: SECRET,
+  })
+  assert.equal(fixed.code, 0, fixed.stderr)
+  const [, delivery] = await receiver.waitFor(2)
+  assert.equal(delivery?.verified, true)
+  assert.equal(delivery?.event.type, 'fileDeleted')
+  assert.deepEqual(delivery?.event.data, {
+    key,
+    url: stored.body.url,
+    owner: 'alice',
+    reason: 'reconcile',
+  })
+  await pause(200)
+  assert.equal(receiver.deliveries.length, 2)
+})
+
+test('a webhook URL without a secret, or one that is not http(s), refuses to start with the reason', async () => {
+  await assert.rejects(
+    createUeditorServer({ env: { UEDITOR_WEBHOOK_URL: 'http://127.0.0.1:9/hook' } }),
+    (e) => {
+      assert.ok(isUeError(e))
+      assert.equal(e.code, 'UE_CONFIG_INVALID')
+      assert.match(e.message, /webhooks\.secret.*needs a secret.*UEDITOR_WEBHOOK_SECRET/s)
+      return true
+    },
+  )
+  assert.throws(
+    () =>
+      loadConfig({
+        env: {},
+        overrides: { webhooks: { url: 'file:///etc/passwd', secret: SECRET } },
+      }),
+    /webhooks\.url/,
+  )
+  assert.throws(
+    () =>
+      loadConfig({
+        env: {},
+        overrides: { webhooks: { url: 'https://h.example/x', secret: 'short' } },
+      }),
+    /webhooks\.secret.*at least 16/,
+  )
+  const ok = loadConfig({
+    env: { UEDITOR_WEBHOOK_URL: 'https://h.example/x', UEDITOR_WEBHOOK_SECRET: SECRET },
+  })
+  assert.equal(ok.webhooks.url, 'https://h.example/x')
+})
+
+test('the signature check in docs/events.md is the one the test receiver runs, and the exported one agrees', () => {
+  const source = readFileSync(
+    fileURLToPath(new URL('../../../tests/helpers/webhook-receiver.ts', import.meta.url)),
+    'utf8',
+  )
+  const snippet = /\/\/ --- verification snippet ---\n([\s\S]*?)\/\/ --- end/.exec(source)?.[1]
+  assert.ok(snippet)
+  const doc = readFileSync(
+    fileURLToPath(new URL('../../../../../docs/events.md', import.meta.url)),
+    'utf8',
+  )
+  assert.ok(doc.includes(snippet.trim()), 'docs/events.md shows the receiver’s verifySignature')
+  const body = '{"id":"1","type":"fileStored"}'
+  assert.equal(verifyWebhookSignature(SECRET, body, signatureOf(SECRET, body)), true)
+  assert.equal(verifyWebhookSignature(SECRET, `${body} `, signatureOf(SECRET, body)), false)
+  assert.equal(
+    verifyWebhookSignature(SECRET, body, signatureOf('another-secret-0123456', body)),
+    false,
+  )
+  assert.equal(verifyWebhookSignature(SECRET, body, undefined), false)
+})
+
+async function waitFor(check: () => boolean, ms = 10_000) {
+  const end = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > end) throw new Error('not seen in time')
+    await pause(10)
+  }
+}
