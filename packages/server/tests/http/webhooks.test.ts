@@ -219,16 +219,10 @@ test('a webhook URL without a secret, or one that is not http(s), refuses to sta
 })
 
 test('the signature check in docs/events.md is the one the test receiver runs, and the exported one agrees', () => {
-  const source = readFileSync(
-    fileURLToPath(new URL('../../../tests/helpers/webhook-receiver.ts', import.meta.url)),
-    'utf8',
-  )
+  const source = repoFile('packages/server/tests/helpers/webhook-receiver.ts')
   const snippet = /\/\/ --- verification snippet ---\n([\s\S]*?)\/\/ --- end/.exec(source)?.[1]
   assert.ok(snippet)
-  const doc = readFileSync(
-    fileURLToPath(new URL('../../../../../docs/events.md', import.meta.url)),
-    'utf8',
-  )
+  const doc = repoFile('docs/events.md')
   assert.ok(doc.includes(snippet.trim()), 'docs/events.md shows the receiver’s verifySignature')
   const body = '{"id":"1","type":"fileStored"}'
   assert.equal(verifyWebhookSignature(SECRET, body, signatureOf(SECRET, body)), true)
@@ -239,6 +233,10 @@ test('the signature check in docs/events.md is the one the test receiver runs, a
   )
   assert.equal(verifyWebhookSignature(SECRET, body, undefined), false)
 })
+
+function repoFile(path: string): string {
+  return readFileSync(fileURLToPath(new URL(`../../../../../${path}`, import.meta.url)), 'utf8')
+}
 
 async function waitFor(check: () => boolean, ms = 10_000) {
   const end = Date.now() + ms
