@@ -1,5 +1,6 @@
 import type { Category, Page, StorageKey } from '../shared/types.js'
 import type { AiUsageStore } from './ai-usage.js'
+import type { DocumentRepository } from './document-repo.js'
 import type { MaterialRepository } from './material-repo.js'
 
 export interface FileEntry {
@@ -67,6 +68,8 @@ export interface MetadataStore {
   readonly files: FileIndex
   readonly materials: MaterialRepository
   readonly aiUsage: AiUsageStore
+  /** The host app's documents, their file references and orphans. */
+  readonly documents: DocumentRepository
   /** One trivial query: resolves when the database answers, fails with UE_INDEX_FAILED if not. */
   ping(): Promise<void>
   /** Returns the names of the migrations this call ran (empty when already up to date). */
