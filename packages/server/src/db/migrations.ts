@@ -132,6 +132,46 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('ai_usage').execute()
     },
   },
+  // The host app's documents, the stored files each references, and when tracking started.
+  '0008_documents': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('documents')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('owner', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('saved_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createTable('document_files')
+        .addColumn('document_id', 'text', (c) =>
+          c.notNull().references('documents.id').onDelete('cascade'),
+        )
+        // A file deleted on its own (the editor's delete action) leaves its documents with it.
+        .addColumn('file_id', 'integer', (c) =>
+          c.notNull().references('files.id').onDelete('cascade'),
+        )
+        .addPrimaryKeyConstraint('document_files_pk', ['document_id', 'file_id'])
+        .execute()
+      // Orphans and the delete of a file ask "is this file referenced?" by file.
+      await db.schema
+        .createIndex('document_files_file_id_idx')
+        .on('document_files')
+        .column('file_id')
+        .execute()
+      await db.schema
+        .createTable('document_tracking')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('started_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_file_before', 'bigint', (c) => c.notNull())
+        .execute()
+    },
+    async down(db: AnyDb) {
+      await db.schema.dropTable('document_tracking').execute()
+      await db.schema.dropTable('document_files').execute()
+      await db.schema.dropTable('documents').execute()
+    },
+  },
   // Events for the webhook, written in the transaction of their change (docs/events.md).
   [OUTBOX_MIGRATION]: {
     async up(db: AnyDb) {

@@ -4,6 +4,7 @@ import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
 import type { Pool } from 'pg'
 import { UeError } from '../shared/errors.js'
 import { createAiUsageStore } from './ai-usage.js'
+import { createDocumentRepository } from './document-repo.js'
 import { guarded } from './errors.js'
 import { createFileIndex } from './file-index.js'
 import { createMaterialRepository } from './material-repo.js'
@@ -177,6 +178,7 @@ function storeOver(
     materials: createMaterialRepository(db, snapshots),
     aiUsage: createAiUsageStore(db),
     outbox: createOutbox(db),
+    documents: createDocumentRepository(db),
     ping: () => guarded(async () => void (await sql`select 1`.execute(db))),
     migrate: () => migrateToLatest(db),
     backup: (file) => backupTo(db, dialect, file),

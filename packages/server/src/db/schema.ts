@@ -108,6 +108,34 @@ export interface EventOutboxTable {
   lastError: string | null
 }
 
+/** A host app's article: its id is the host's own (1-200 characters). */
+export interface DocumentsTable {
+  id: string
+  /** The user who first saved it; null when a service credential (or nobody, mode none) did. */
+  owner: string | null
+  /** Milliseconds since the epoch (bigint). */
+  createdAt: number
+  savedAt: number
+}
+
+/** Which stored files a document references, as of its last save. */
+export interface DocumentFilesTable {
+  documentId: string
+  fileId: number
+}
+
+/**
+ * One row (`id` 1) once document tracking has started: only files with a larger id (stored
+ * after it) can ever become orphans.
+ */
+export interface DocumentTrackingTable {
+  id: number
+  /** Milliseconds since the epoch (bigint). */
+  startedAt: number
+  /** The largest file id when tracking started (0 for an empty library). */
+  lastFileBefore: number
+}
+
 export interface DbSchema {
   fileCounts: FileCountsTable
   materialTerms: MaterialTermsTable
@@ -117,8 +145,12 @@ export interface DbSchema {
   materials: MaterialsTable
   aiUsage: AiUsageTable
   eventOutbox: EventOutboxTable
+  documents: DocumentsTable
+  documentFiles: DocumentFilesTable
+  documentTracking: DocumentTrackingTable
 }
 
 export type FileRow = Selectable<FilesTable>
 export type CategoryRow = Selectable<CategoriesTable>
 export type MaterialRow = Selectable<MaterialsTable>
+export type DocumentRow = Selectable<DocumentsTable>

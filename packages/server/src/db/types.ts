@@ -1,12 +1,16 @@
-import type { Transaction } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Category, Page, StorageKey } from '../shared/types.js'
 import type { AiUsageStore } from './ai-usage.js'
+import type { DocumentRepository } from './document-repo.js'
 import type { MaterialRepository } from './material-repo.js'
 import type { Outbox } from './outbox.js'
 import type { DbSchema } from './schema.js'
 
-/** The transaction a change runs in, handed to work that must commit or roll back with it. */
-export type DbTransaction = Transaction<DbSchema>
+/**
+ * The transaction a change runs in, handed to work that must commit or roll back with it (the
+ * same type as the document repository's).
+ */
+export type DbTransaction = Kysely<DbSchema>
 
 /** Work run inside a change's transaction, after the change; if it fails, nothing commits. */
 export type Within = (trx: DbTransaction) => Promise<void>
@@ -86,6 +90,8 @@ export interface MetadataStore {
   readonly aiUsage: AiUsageStore
   /** Events waiting for their webhook delivery. */
   readonly outbox: Outbox
+  /** The host app's documents, their file references and orphans. */
+  readonly documents: DocumentRepository
   /** One trivial query: resolves when the database answers, fails with UE_INDEX_FAILED if not. */
   ping(): Promise<void>
   /** Returns the names of the migrations this call ran (empty when already up to date). */

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
+import pg from 'pg'
 import { openMetadataStore } from '../../src/db/open.js'
 import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
+import type { StorageKey } from '../../src/shared/types.js'
 import { aiUsageContract } from '../contracts/ai-usage.contract.js'
+import { documentRepositoryContract } from '../contracts/document-repo.contract.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
 import { outboxContract } from '../contracts/outbox.contract.js'
@@ -34,6 +37,7 @@ if ('unavailable' in lane) {
   materialRepositoryContract('postgres', open)
   aiUsageContract('postgres', openNodes)
   outboxContract('postgres', openNodes)
+  documentRepositoryContract('postgres', open, openNodes)
 
   describe('PostgreSQL metadata store', () => {
     test('reports the postgres dialect and keeps entries across close and reopen', async () => {
@@ -48,6 +52,7 @@ if ('unavailable' in lane) {
         '0005_file_counts',
         '0006_material_search',
         '0007_ai_usage',
+        '0008_documents',
         '0009_event_outbox',
       ])
       const added = await first.files.add({
@@ -68,6 +73,63 @@ if ('unavailable' in lane) {
       } finally {
         await second.close()
       }
+    })
+
+    test('an orphan removal that meets a save of a document using the file waits for it and keeps the file', async (t) => {
+      const url = await cluster.createDatabase()
+      const saver = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+      const sweeper = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+      const watcher = new pg.Client({ connectionString: url })
+      await watcher.connect()
+      t.after(async () => {
+        await watcher.end()
+        await saver.close()
+        await sweeper.close()
+      })
+      await saver.migrate()
+      await saver.documents.startTracking()
+      const file = await saver.files.add({
+        key: '2026/01/01/raced.png' as StorageKey,
+        category: 'image',
+        originalName: 'raced.png',
+        ext: '.png',
+        size: 10,
+        mime: 'image/png',
+        sha256: 'd'.repeat(64),
+        createdAt: 1_000,
+      })
+      let release = () => {}
+      const held = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      let entered = () => {}
+      const inside = new Promise<void>((resolve) => {
+        entered = resolve
+      })
+      // The save stops inside its transaction, its reference written but not committed.
+      const saving = saver.documents.save('post', [file.key], {
+        user: 'alice',
+        anyDocument: false,
+        within: async () => {
+          entered()
+          await held
+        },
+      })
+      await inside
+      const removing = sweeper.documents.removeOrphan(file.key, { storedBefore: Date.now() })
+      // Until the removal waits on a lock the save holds.
+      for (;;) {
+        const { rows } = await watcher.query(
+          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+        )
+        if (rows[0].n > 0) break
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      release()
+      assert.deepEqual((await saving).keys, [file.key])
+      assert.equal(await removing, null)
+      assert.ok(await saver.files.get(file.key))
+      assert.deepEqual((await saver.documents.get('post'))?.keys, [file.key])
     })
 
     test('a wrong password is UE_INDEX_FAILED naming the server, never the password', async () => {
