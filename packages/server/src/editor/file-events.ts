@@ -1,8 +1,8 @@
 import type { FileEntry, FileIndex } from '../db/types.js'
 import { type Events, recording } from '../events/publisher.js'
 import { type FileDeletedReason, newEvent } from '../events/types.js'
+import { publicUrlOf } from '../shared/public-url.js'
 import type { StorageKey } from '../shared/types.js'
-import { publicUrlOf } from './results.js'
 
 /** What announcing a stored or deleted file needs. */
 export interface FileEventDeps {

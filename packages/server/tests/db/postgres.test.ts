@@ -6,6 +6,7 @@ import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import { aiUsageContract } from '../contracts/ai-usage.contract.js'
+import { documentEventsContract } from '../contracts/document-events.contract.js'
 import { documentRepositoryContract } from '../contracts/document-repo.contract.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
@@ -37,6 +38,7 @@ if ('unavailable' in lane) {
   materialRepositoryContract('postgres', open)
   aiUsageContract('postgres', openNodes)
   outboxContract('postgres', openNodes)
+  documentEventsContract('postgres', open)
   documentRepositoryContract('postgres', open, openNodes)
 
   describe('PostgreSQL metadata store', () => {
