@@ -126,6 +126,12 @@ const LINES: readonly EnvLine[] = [
   ['UEDITOR_AI_DAILY_TOKENS', 'ai.dailyTokens'],
   ['UEDITOR_AI_REQUESTS_PER_MINUTE', 'ai.requestsPerMinute'],
   ['UEDITOR_DELETE_ENABLED', 'delete.enabled'],
+  ['UEDITOR_DOCUMENTS_ENABLED', 'documents.enabled'],
+  ['UEDITOR_DOCUMENTS_PATH', 'routes.documents'],
+  ['UEDITOR_DOCUMENTS_MAX_BODY_BYTES', 'documents.maxBodyBytes'],
+  ['UEDITOR_DOCUMENTS_ORPHAN_GRACE', 'documents.orphanGrace'],
+  ['UEDITOR_DOCUMENTS_SWEEP_INTERVAL', 'documents.sweepInterval'],
+  ['UEDITOR_DOCUMENTS_IFRAME_HOSTS', 'documents.iframeHosts'],
 ]
 
 /**
