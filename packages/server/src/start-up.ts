@@ -78,12 +78,21 @@ export async function startUp(
     const applied = await opened.migrate()
     const createdTables = applied.includes(MATERIALS_MIGRATION)
     await seedOnFirstStart({ config, repo: opened.materials, createdTables, log })
+    // Only files stored from now on can become orphans: turning tracking on orphans nothing.
+    if (config.documents.enabled) {
+      const start = await opened.documents.startTracking()
+      log.info(
+        { since: new Date(start.startedAt).toISOString(), lastFileBefore: start.lastFileBefore },
+        'document tracking on',
+      )
+    }
     const store: MetadataStore = {
       ...opened,
       files: metrics.countFailures('database', opened.files),
       materials: metrics.countFailures('database', opened.materials),
       aiUsage: metrics.countFailures('database', opened.aiUsage),
       outbox: metrics.countFailures('database', opened.outbox),
+      documents: metrics.countFailures('database', opened.documents),
     }
     const events = openEvents(config, store, { log, metrics, on: o.on }, closers)
 

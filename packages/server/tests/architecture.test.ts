@@ -22,7 +22,7 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   formula: ['shared', 'images'],
   ai: ['shared', 'db'],
   events: ['shared', 'db'],
-  documents: ['shared', 'config', 'db', 'storage', 'auth'],
+  documents: ['shared', 'config', 'ingest', 'db', 'storage', 'auth'],
 }
 /**
  * Every package the server source uses, and the files (or whole rooms, with a trailing `/`)
@@ -50,7 +50,7 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   kysely: ['db/'],
   zod: ['config/', 'materials/', 'ai/request.ts'],
   openai: ['ai/model-client.ts'],
-  'sanitize-html': ['materials/sanitize.ts', 'documents/sanitize.ts'],
+  'sanitize-html': ['materials/sanitize.ts', 'documents/sanitize.ts', 'documents/references.ts'],
   pino: ['shared/log.ts'],
   'pino-pretty': ['shared/log.ts'],
   'prom-client': ['shared/metrics.ts'],

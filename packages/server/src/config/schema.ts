@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js'
 import { z } from 'zod'
 import { parseByteSize, SIZE_FORMS } from './byte-size.js'
+import { DURATION_FORMS, isDuration } from './duration.js'
 import { EDITOR_DEFAULTS, EDITOR_OPTION_NAMES } from './editor-defaults.js'
 import { USER_ID } from './user-id.js'
 
@@ -78,6 +79,17 @@ function size(bounds: z.ZodNumber = z.number().int().min(0)) {
   return schema
 }
 const byteSize = size(z.number().int().positive())
+/** A duration as text: `7d`, `12h`, `30m`, `90s` or seconds (`3600`); read with parseDuration. */
+const duration = z.string().refine(isDuration, { message: DURATION_FORMS })
+/** A lower-case host name (no port, no scheme): `player.bilibili.com`. */
+const hostName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(
+    /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/,
+    'must be a host name such as player.example.com',
+  )
 const urlPrefix = z.string().max(2048)
 const align = z.enum(['none', 'left', 'right', 'center'])
 const extList = z
@@ -318,9 +330,10 @@ export const ServerConfigSchema = z.strictObject({
       editor: absolutePath.default('/ueditor'),
       files: absolutePath.default('/uploads'),
       materials: absolutePath.default('/materials'),
+      documents: absolutePath.default('/documents'),
     })
-    .refine((r) => new Set([r.editor, r.files, r.materials]).size === 3, {
-      message: 'editor, files and materials need distinct paths',
+    .refine((r) => new Set([r.editor, r.files, r.materials, r.documents]).size === 4, {
+      message: 'editor, files, materials and documents need distinct paths',
     })
     .prefault({}),
   /** Base URL put in front of storage keys in results, e.g. a CDN. Default: routes.files + '/'. */
@@ -627,6 +640,24 @@ export const ServerConfigSchema = z.strictObject({
         (a.baseUrl === undefined) === (a.model === undefined),
       { message: 'set baseUrl, apiKey and model together (or none of them to keep AI off)' },
     )
+    .prefault({}),
+  /** The documents API for the host app's save path, and orphaned files (docs/documents.md). */
+  documents: z
+    .strictObject({
+      /** Off: existing libraries are untouched; on: tracking starts (once) and orphans can be found. */
+      enabled: z.boolean().default(false),
+      /** Largest article a save may send. */
+      maxBodyBytes: size(z.number().int().min(1024).max(67_108_864)).default(4_194_304),
+      /** A file no document references becomes an orphan this long after it was stored. */
+      orphanGrace: duration.default('7d'),
+      /** How often each node removes orphans by itself; absent: never (use `files orphans --fix`). */
+      sweepInterval: duration.optional(),
+      /**
+       * Hosts whose https pages an article may embed in an `iframe` (video players); none: every
+       * iframe is removed.
+       */
+      iframeHosts: z.array(hostName).default([]),
+    })
     .prefault({}),
   /** The opt-in delete action: a user deletes their own stored file by its URL. */
   delete: z

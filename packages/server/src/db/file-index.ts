@@ -8,6 +8,8 @@ import { isPostgres } from './identity.js'
 import {
   type Anchor,
   countsQuery,
+  documentCountQuery,
+  documentPageQuery,
   type Leg,
   type ListedRow,
   type ListingCount,
@@ -50,7 +52,13 @@ export function createFileIndex(db: Kysely<DbSchema>, snapshots?: SyncSnapshots)
       // `IN ()` is a syntax error on PostgreSQL: no categories simply matches nothing.
       q.categories.length === 0
         ? Promise.resolve({ items: [], total: 0 })
-        : guarded(() => readSnapshot(db, snapshots, () => listing(postgres, remembered, q))),
+        : guarded(() =>
+            readSnapshot(db, snapshots, () =>
+              q.document === undefined
+                ? listing(postgres, remembered, q)
+                : documentListing(postgres, q, q.document),
+            ),
+          ),
     get: (key) => guarded(() => get(db, key)),
     remove: (key, o) => {
       const within = o?.within
@@ -158,6 +166,27 @@ function* listing(
   const items = Object.freeze(rows.slice(0, size).map((row) => Object.freeze(toListed(row))))
   pages.set(pageKey, { items, changes })
   return { items, total }
+}
+
+/** One document's files (`listImage&document=<id>`): count and page in one snapshot. */
+function* documentListing(
+  postgres: boolean,
+  q: ListQuery,
+  document: string,
+): QuerySteps<Page<ListedFile>> {
+  const exts = q.exts ?? []
+  const categories = [...new Set(q.categories)]
+  const [counted] = yield* rowsOf(
+    documentCountQuery(postgres, q.owners, document, categories, exts),
+  )
+  const total = Number(counted?.n ?? 0)
+  const start = wholeNumber(q.start)
+  const size = wholeNumber(q.size)
+  if (size === 0 || start >= total) return { items: [], total }
+  const rows = yield* rowsOf(
+    documentPageQuery(postgres, q.owners, document, categories, exts, start, size),
+  )
+  return { items: rows.map((row) => Object.freeze(toListed(row))), total }
 }
 
 function anchorOf(row: { createdAt: number | string; id: number | string }): Anchor {

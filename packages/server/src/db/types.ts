@@ -44,6 +44,8 @@ export interface ListQuery {
   owners?: OwnerFilter
   /** Lower-case dotted extensions; absent or empty means any. */
   exts?: readonly string[]
+  /** Only the files this document references (by its last save). */
+  document?: string
   start: number
   size: number
 }

@@ -5,78 +5,72 @@ import type { Events } from './publisher.js'
 import { newEvent, type UeditorEvent } from './types.js'
 
 /**
- * One change's event: `within` builds it from the changed row and records it in the change's
- * transaction (pass it as the repository's `within`); `committed`, called once the change has
- * returned, announces it. A change that fails or changes nothing announces nothing.
+ * Hooks of one kind of change: `within` builds the event from the changed row and records it in
+ * the change's transaction; `after`, once the change has committed, announces it. Concurrent
+ * changes are told apart by the row object itself, which the repository hands to both.
  */
-export interface Announcement<T> {
-  within(trx: DbTransaction, changed: T): Promise<void>
-  committed(): void
+interface ChangeHooks<T, A extends unknown[] = []> {
+  within(trx: DbTransaction, changed: T, ...context: A): Promise<void>
+  after(changed: T): void
 }
 
-/** The hooks of the orphan clean-up (`sweepOrphans`' `hooks`): one `fileDeleted` per file. */
-export interface OrphanRemovalHooks {
+/** The documents service's hooks (`DocumentHooks`): `documentSaved` and `documentDeleted`. */
+export interface DocumentEventHooks {
+  /** `article.foreign`: the remote images left in the saved article. */
+  saved: ChangeHooks<DocumentRecord, [article: { foreign: readonly string[] }]>
+  deleted: ChangeHooks<DocumentRecord>
+}
+
+/** The orphan clean-up's hooks (`FileRemovalHooks`): `fileDeleted` with reason `orphan`. */
+export interface OrphanEventHooks {
   within(trx: DbTransaction, removed: FileEntry): Promise<void>
   removed(file: FileEntry): void
 }
 
-/** The events of the documents API and of the orphan clean-up, for the composition root. */
-export interface DocumentEvents {
-  /** `documentSaved`, for `documents.save`; `foreign` are the remote images left in it. */
-  saved(foreign: readonly string[]): Announcement<DocumentRecord>
-  /** `documentDeleted`, for `documents.remove`. */
-  deleted(): Announcement<DocumentRecord>
-  /** `fileDeleted` with reason `orphan`, for each file the orphan clean-up removes. */
-  orphanRemoval(): OrphanRemovalHooks
+export function documentEventHooks(events: Events, publicUrl: string): DocumentEventHooks {
+  return {
+    saved: changeHooks(events, (doc: DocumentRecord, article: { foreign: readonly string[] }) =>
+      newEvent('documentSaved', {
+        id: doc.id,
+        owner: doc.owner,
+        files: doc.keys.map((key) => publicUrlOf(publicUrl, key)),
+        foreign: [...article.foreign],
+      }),
+    ),
+    deleted: changeHooks(events, (doc: DocumentRecord) =>
+      newEvent('documentDeleted', { id: doc.id, owner: doc.owner }),
+    ),
+  }
 }
 
-export function documentEvents(events: Events, publicUrl: string): DocumentEvents {
-  const announcement = <T>(build: (changed: T) => UeditorEvent): Announcement<T> => {
-    let event: UeditorEvent | undefined
-    return {
-      async within(trx, changed) {
-        event = build(changed)
-        await events.record(trx, event)
-      },
-      committed() {
-        if (event !== undefined) events.committed(event)
-      },
-    }
-  }
+export function orphanEventHooks(events: Events, publicUrl: string): OrphanEventHooks {
+  const hooks = changeHooks(events, (removed: FileEntry) =>
+    newEvent('fileDeleted', {
+      key: removed.key,
+      url: publicUrlOf(publicUrl, removed.key),
+      owner: removed.owner,
+      reason: 'orphan',
+    }),
+  )
+  return { within: hooks.within, removed: hooks.after }
+}
+
+function changeHooks<T extends object, A extends unknown[]>(
+  events: Events,
+  build: (changed: T, ...context: A) => UeditorEvent,
+): ChangeHooks<T, A> {
+  // A change that rolls back never reaches `after`; its entry goes with its row object.
+  const pending = new WeakMap<T, UeditorEvent>()
   return {
-    saved: (foreign) =>
-      announcement((doc: DocumentRecord) =>
-        newEvent('documentSaved', {
-          id: doc.id,
-          owner: doc.owner,
-          files: doc.keys.map((key) => publicUrlOf(publicUrl, key)),
-          foreign: [...foreign],
-        }),
-      ),
-    deleted: () =>
-      announcement((doc: DocumentRecord) =>
-        newEvent('documentDeleted', { id: doc.id, owner: doc.owner }),
-      ),
-    orphanRemoval() {
-      // One sweep removes many files, each in its own transaction.
-      const pending = new Map<string, UeditorEvent>()
-      return {
-        async within(trx, removed) {
-          const event = newEvent('fileDeleted', {
-            key: removed.key,
-            url: publicUrlOf(publicUrl, removed.key),
-            owner: removed.owner,
-            reason: 'orphan',
-          })
-          pending.set(removed.key, event)
-          await events.record(trx, event)
-        },
-        removed(file) {
-          const event = pending.get(file.key)
-          pending.delete(file.key)
-          if (event !== undefined) events.committed(event)
-        },
-      }
+    async within(trx, changed, ...context) {
+      const event = build(changed, ...context)
+      pending.set(changed, event)
+      await events.record(trx, event)
+    },
+    after(changed) {
+      const event = pending.get(changed)
+      pending.delete(changed)
+      if (event !== undefined) events.committed(event)
     },
   }
 }

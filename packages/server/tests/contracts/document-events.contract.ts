@@ -3,7 +3,7 @@ import { Readable } from 'node:stream'
 import { describe, type TestContext, test } from 'node:test'
 import type { FileEntry, MetadataStore } from '../../src/db/types.js'
 import { sweepOrphans } from '../../src/documents/orphans.js'
-import { documentEvents } from '../../src/events/document-events.js'
+import { documentEventHooks, orphanEventHooks } from '../../src/events/document-events.js'
 import { createEvents } from '../../src/events/publisher.js'
 import type { UeditorEvent } from '../../src/events/types.js'
 import { isUeError } from '../../src/shared/errors.js'
@@ -44,7 +44,15 @@ export function documentEventsContract(name: string, open: () => Promise<Metadat
     }
     // The handlers run on a later turn of the event loop.
     const settled = () => new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
-    return { store, heard, recorded, settled, docs: documentEvents(events, '/uploads/') }
+    const hooks = documentEventHooks(events, '/uploads/')
+    return {
+      store,
+      heard,
+      recorded,
+      settled,
+      hooks,
+      orphans: orphanEventHooks(events, '/uploads/'),
+    }
   }
 
   let n = 0
@@ -63,15 +71,15 @@ export function documentEventsContract(name: string, open: () => Promise<Metadat
 
   describe(`document events (${name})`, () => {
     test('a save records documentSaved in its transaction and announces it after', async (t) => {
-      const { store, heard, recorded, settled, docs } = await setUp(t)
+      const { store, heard, recorded, settled, hooks } = await setUp(t)
       const file = await stored(store)
-      const saved = docs.saved(['https://elsewhere.example/a.jpg'])
-      await store.documents.save('post-1', [file.key], {
+      const foreign = ['https://elsewhere.example/a.jpg']
+      const saved = await store.documents.save('post-1', [file.key], {
         user: 'alice',
         anyDocument: false,
-        within: saved.within,
+        within: (trx, doc) => hooks.saved.within(trx, doc, { foreign }),
       })
-      saved.committed()
+      hooks.saved.after(saved)
       await settled()
       const [event] = await recorded()
       assert.equal(event?.type, 'documentSaved')
@@ -85,26 +93,23 @@ export function documentEventsContract(name: string, open: () => Promise<Metadat
     })
 
     test('a save that fails inside its transaction records and announces nothing', async (t) => {
-      const { store, heard, recorded, settled, docs } = await setUp(t)
+      const { store, heard, recorded, settled, hooks } = await setUp(t)
       await store.documents.save('post-2', [], { user: 'alice', anyDocument: false })
-      const refused = docs.saved([])
+      const article = { foreign: [] }
       await assert.rejects(
         store.documents.save('post-2', [], {
           user: 'bob',
           anyDocument: false,
-          within: refused.within,
+          within: (trx, doc) => hooks.saved.within(trx, doc, article),
         }),
         (e) => isUeError(e) && e.code === 'UE_FORBIDDEN',
       )
-      // What the caller does after a failed save never announces the event either.
-      refused.committed()
-      const failing = docs.saved([])
       await assert.rejects(
         store.documents.save('post-3', [], {
           user: 'alice',
           anyDocument: false,
           async within(trx, doc) {
-            await failing.within(trx, doc)
+            await hooks.saved.within(trx, doc, article)
             throw new Error('a later step of the save fails')
           },
         }),
@@ -116,22 +121,12 @@ export function documentEventsContract(name: string, open: () => Promise<Metadat
     })
 
     test('a delete records documentDeleted; deleting nothing records nothing', async (t) => {
-      const { store, heard, recorded, settled, docs } = await setUp(t)
+      const { store, heard, recorded, settled, hooks } = await setUp(t)
       await store.documents.save('post-4', [], { user: 'alice', anyDocument: false })
-      const deleted = docs.deleted()
-      await store.documents.remove('post-4', {
-        user: 'alice',
-        anyDocument: false,
-        within: deleted.within,
-      })
-      deleted.committed()
-      const none = docs.deleted()
-      await store.documents.remove('post-4', {
-        user: 'alice',
-        anyDocument: false,
-        within: none.within,
-      })
-      none.committed()
+      const options = { user: 'alice', anyDocument: false, within: hooks.deleted.within }
+      const deleted = await store.documents.remove('post-4', options)
+      if (deleted) hooks.deleted.after(deleted)
+      assert.equal(await store.documents.remove('post-4', options), null)
       await settled()
       const events = await recorded()
       assert.deepEqual(
@@ -142,7 +137,7 @@ export function documentEventsContract(name: string, open: () => Promise<Metadat
     })
 
     test('the orphan clean-up records fileDeleted with reason orphan for each file it removes, and only those', async (t) => {
-      const { store, heard, recorded, settled, docs } = await setUp(t)
+      const { store, heard, recorded, settled, orphans } = await setUp(t)
       await store.documents.startTracking(1_000)
       const kept = await stored(store, 2_000)
       const orphan = await stored(store, 2_000)
@@ -155,7 +150,7 @@ export function documentEventsContract(name: string, open: () => Promise<Metadat
         })
       const result = await sweepOrphans(
         { documents: store.documents, storage, log: silentLogger },
-        { storedBefore: 10_000, fix: true, hooks: docs.orphanRemoval() },
+        { storedBefore: 10_000, fix: true, hooks: orphans },
       )
       assert.equal(result.removed, 1)
       assert.equal(await storage.stat(orphan.key), null)

@@ -41,6 +41,8 @@ export async function startNode(
     receiver: WebhookReceiver
     on?: UeditorOptions['on']
     logger?: UeditorOptions['logger']
+    /** More config, over the scenario's own. */
+    config?: ServerConfigInput
   },
 ): Promise<RunningServer> {
   const server = await startServer({
@@ -55,7 +57,8 @@ export async function startNode(
       auth: { tokens: TOKENS, adminUsers: ['root'] },
       delete: { enabled: true },
       webhooks: webhookConfig(o.receiver.url),
-    } as ServerConfigInput,
+      ...o.config,
+    },
   })
   let closed = false
   const close = server.close.bind(server)

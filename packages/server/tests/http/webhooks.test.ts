@@ -10,7 +10,7 @@ import type { UeditorEvent } from '../../src/events/types.js'
 import { verifyWebhookSignature } from '../../src/index.js'
 import { createUeditorServer } from '../../src/server.js'
 import { isUeError } from '../../src/shared/errors.js'
-import { ALICE, bearer, deleteFile, recordingLogger, uploadFile } from '../helpers/auth.js'
+import { ALICE, BOB, bearer, deleteFile, recordingLogger, uploadFile } from '../helpers/auth.js'
 import { runCli } from '../helpers/cli.js'
 import { PDF } from '../helpers/fixtures.js'
 import { rawSqlite } from '../helpers/sqlite.js'
@@ -184,6 +184,130 @@ test('files reconcile --fix announces the rows it removes, and a serving node de
   })
   await pause(200)
   assert.equal(receiver.deliveries.length, 2)
+})
+
+test('saving and deleting a document through the documents API sends documentSaved and documentDeleted, in process and to the webhook', async (t) => {
+  const receiver = await startWebhookReceiver(t, SECRET)
+  const db = await sqliteDatabase(t)
+  const heard: UeditorEvent[] = []
+  const server = await startNode(t, {
+    dataDir: await tempDir(t, 'ue-hook-'),
+    db,
+    receiver,
+    config: { documents: { enabled: true } },
+    on: {
+      documentSaved: (e) => void heard.push(e),
+      documentDeleted: (e) => void heard.push(e),
+    },
+  })
+  const stored = await upload(server)
+  const url = stored.body.url as string
+  const article = `<p>Text<img src="${url}"><img src="https://elsewhere.example/cat.jpg"></p>`
+  const saved = await fetch(`${server.url}/documents/post-1`, {
+    method: 'PUT',
+    headers: { 'content-type': 'text/html', ...bearer(ALICE) },
+    body: article,
+  })
+  assert.equal(saved.status, 200, await saved.clone().text())
+  const answer = (await saved.json()) as { files: string[]; foreign: string[] }
+  const deleted = await fetch(`${server.url}/documents/post-1`, {
+    method: 'DELETE',
+    headers: bearer(ALICE),
+  })
+  assert.equal(deleted.status, 200)
+  const deliveries = await receiver.waitFor(3)
+  const documentEvents = deliveries.map((d) => d.event).filter((e) => e.type !== 'fileStored')
+  assert.deepEqual(
+    documentEvents.map((e) => [e.type, e.data]),
+    [
+      [
+        'documentSaved',
+        {
+          id: 'post-1',
+          owner: 'alice',
+          files: [url],
+          foreign: ['https://elsewhere.example/cat.jpg'],
+        },
+      ],
+      ['documentDeleted', { id: 'post-1', owner: 'alice' }],
+    ],
+  )
+  assert.deepEqual(answer.files, [url])
+  assert.deepEqual(documentEvents, heard)
+  assert.ok(deliveries.every((d) => d.verified))
+})
+
+test('a document save refused inside its transaction sends no event', async (t) => {
+  const receiver = await startWebhookReceiver(t, SECRET)
+  const db = await sqliteDatabase(t)
+  const heard: UeditorEvent[] = []
+  const server = await startNode(t, {
+    dataDir: await tempDir(t, 'ue-hook-'),
+    db,
+    receiver,
+    config: { documents: { enabled: true } },
+    on: { documentSaved: (e) => void heard.push(e) },
+  })
+  const put = (token: string, html: string) =>
+    fetch(`${server.url}/documents/post-2`, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/html', ...bearer(token) },
+      body: html,
+    })
+  assert.equal((await put(ALICE, '<p>mine</p>')).status, 200)
+  // Bob's save of alice's document fails in the transaction that would record its event.
+  assert.equal((await put(BOB, '<p>not mine</p>')).status, 403)
+  await receiver.waitFor(1)
+  await pause(300)
+  assert.equal(receiver.deliveries.length, 1)
+  assert.equal(heard.length, 1)
+  assert.equal(await outboxRows(db.file), 0)
+})
+
+test('files orphans --fix announces each file it removes as fileDeleted with reason orphan', async (t) => {
+  const receiver = await startWebhookReceiver(t, SECRET)
+  const db = await sqliteDatabase(t)
+  const dataDir = await tempDir(t, 'ue-hook-')
+  const server = await startNode(t, {
+    dataDir,
+    db,
+    receiver,
+    config: { documents: { enabled: true } },
+  })
+  const used = await upload(server, 'used.pdf')
+  const orphan = await upload(server, 'orphan.pdf')
+  const saved = await fetch(`${server.url}/documents/post-3`, {
+    method: 'PUT',
+    headers: { 'content-type': 'text/html', ...bearer(ALICE) },
+    body: `<p><a href="${used.body.url}">notes</a></p>`,
+  })
+  assert.equal(saved.status, 200)
+  await receiver.waitFor(3)
+  const fixed = await runCli(['files', 'orphans', '--fix', '--grace', '0'], {
+    UEDITOR_DATA_DIR: dataDir,
+    UEDITOR_SQLITE_FILE: db.file,
+    UEDITOR_DOCUMENTS_ENABLED: 'true',
+    UEDITOR_WEBHOOK_URL: receiver.url,
+    UEDITOR_WEBHOOK_SECRET: SECRET,
+  })
+  assert.equal(fixed.code, 0, fixed.stderr + fixed.stdout)
+  const deliveries = await receiver.waitFor(4)
+  const last = deliveries[3]
+  assert.equal(last?.verified, true)
+  assert.deepEqual(
+    [last?.event.type, last?.event.data],
+    [
+      'fileDeleted',
+      {
+        key: keyOf(orphan.body.url as string),
+        url: orphan.body.url,
+        owner: 'alice',
+        reason: 'orphan',
+      },
+    ],
+  )
+  await pause(200)
+  assert.equal(receiver.deliveries.length, 4)
 })
 
 test('a webhook URL without a secret, or one that is not http(s), refuses to start with the reason', async () => {
