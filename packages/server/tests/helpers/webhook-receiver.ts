@@ -22,8 +22,8 @@ export interface Delivery {
   headers: IncomingMessage['headers']
 }
 
-/** What the receiver does with a POST now: take it, answer 500, or not listen at all. */
-export type ReceiverMode = 'accept' | 'fail' | 'down'
+/** What the receiver does with a POST now: take it, answer 500, never answer, or not listen. */
+export type ReceiverMode = 'accept' | 'fail' | 'hang' | 'down'
 
 export interface WebhookReceiver {
   readonly url: string
@@ -31,6 +31,8 @@ export interface WebhookReceiver {
   readonly deliveries: Delivery[]
   /** POSTs answered 500. */
   readonly refused: number
+  /** POSTs held without an answer, and how many of those the sender has since cut off. */
+  readonly held: { count: number; cutOff: number }
   setMode(mode: ReceiverMode): Promise<void>
   /** Resolves once `count` deliveries were taken; rejects after `ms`. */
   waitFor(count: number, ms?: number): Promise<Delivery[]>
@@ -45,6 +47,7 @@ export async function startWebhookReceiver(
 ): Promise<WebhookReceiver> {
   const deliveries: Delivery[] = []
   let refused = 0
+  const held = { count: 0, cutOff: 0 }
   let current: ReceiverMode = mode
   let waiters: (() => void)[] = []
   let port = 0
@@ -55,6 +58,11 @@ export async function startWebhookReceiver(
       const chunks: Buffer[] = []
       req.on('data', (c: Buffer) => chunks.push(c))
       req.on('end', () => {
+        if (current === 'hang') {
+          held.count++
+          res.on('close', () => held.cutOff++)
+          return
+        }
         if (current === 'fail') {
           refused++
           res.writeHead(500).end('not now')
@@ -96,6 +104,7 @@ export async function startWebhookReceiver(
     get refused() {
       return refused
     },
+    held,
     async setMode(next) {
       current = next
       if (next === 'down') await stop()

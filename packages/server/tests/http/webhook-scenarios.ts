@@ -156,6 +156,25 @@ export function webhookScenarios(engine: Engine): void {
     assert.ok((await failedAttempts(second)) >= 3)
   })
 
+  test(`closing a server cuts off its attempt in flight and a later start delivers the event once (${engine.name})`, async (t) => {
+    const receiver = await startWebhookReceiver(t, SECRET, 'hang')
+    const db = await engine.database(t)
+    const dataDir = await tempDir(t, 'ue-hook-')
+    const first = await startNode(t, { dataDir, db, receiver })
+    assert.equal((await upload(first)).body.state, 'SUCCESS')
+    await waitUntil(async () => receiver.held.count === 1, 'an attempt held by the receiver')
+    await first.close()
+    // The attempt did not outlive the server: its connection is gone.
+    await waitUntil(async () => receiver.held.cutOff === 1, 'the held attempt cut off')
+
+    await receiver.setMode('accept')
+    await startNode(t, { dataDir, db, receiver })
+    await receiver.waitFor(1)
+    await pause(300)
+    assert.equal(receiver.deliveries.length, 1)
+    assert.equal(receiver.held.count, 1)
+  })
+
   test(`a change rolled back inside its transaction sends no event, in process or to the webhook (${engine.name})`, async (t) => {
     const receiver = await startWebhookReceiver(t, SECRET)
     const db = await engine.database(t)
