@@ -25,6 +25,7 @@ import {
   startNode,
   upload,
   waitUntil,
+  webhookConfig,
   webhookScenarios,
 } from './webhook-scenarios.js'
 
@@ -308,6 +309,35 @@ test('files orphans --fix announces each file it removes as fileDeleted with rea
   )
   await pause(200)
   assert.equal(receiver.deliveries.length, 4)
+})
+
+test('an event still failing past webhooks.maxAgeMs is given up, logged at error with the event, and counted', async (t) => {
+  const receiver = await startWebhookReceiver(t, SECRET, 'fail')
+  const db = await sqliteDatabase(t)
+  const logger = recordingLogger()
+  const server = await startNode(t, {
+    dataDir: await tempDir(t, 'ue-hook-'),
+    db,
+    receiver,
+    logger,
+    config: { webhooks: { ...webhookConfig(receiver.url), maxAgeMs: 1_000 } },
+  })
+  const stored = await upload(server)
+  await waitUntil(
+    async () => logger.lines.some((l) => l.includes('webhook event given up')),
+    'the event given up',
+  )
+  const line = logger.lines.find((l) => l.includes('webhook event given up')) as string
+  assert.match(line, /"level":"error"/)
+  assert.ok(line.includes(JSON.stringify(stored.body.url).slice(1, -1)), line)
+  assert.match(line, /answered HTTP 500/)
+  assert.equal(await outboxRows(db.file), 0)
+  const metrics = await (await fetch(`${server.url}/metrics`)).text()
+  assert.match(metrics, /ueditor_webhook_deliveries_total\{type="fileStored",outcome="gave_up"\} 1/)
+  assert.ok(receiver.refused >= 2)
+  await receiver.setMode('accept')
+  await pause(300)
+  assert.equal(receiver.deliveries.length, 0)
 })
 
 test('a webhook URL without a secret, or one that is not http(s), refuses to start with the reason', async () => {
