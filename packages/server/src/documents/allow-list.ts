@@ -3,7 +3,7 @@
  * allow-list its `ueditor.config.js` has shipped since 1.4.3 and early UEditor Plus releases kept
  * (it was taken from the default list of the js-xss library). Changed from it, in plain words:
  *
- * - added what UEditor Plus itself writes and the list lacks: `source` inside `video` and
+ * - added what UEditor Plus itself writes and the list lacks: `dir` (the direction buttons), `source` inside `video` and
  *   `audio`, `data-*` on images (the formula dialog writes `data-formula-image`, the LaTeX
  *   plugin `data-latex`), `poster`/`muted` on video, `summary` for `details`, `strike`,
  *   `figure`/`figcaption`, the `brush:…` class of code blocks and the `pagebreak` rule;
@@ -109,12 +109,15 @@ export const WHITE_LIST: Readonly<Record<string, readonly string[]>> = {
 
 /**
  * Class names an article keeps: the ones UEditor Plus writes (`edui-…` for video, audio and
- * formulas, `ue-…` for tables, `brush:…` for code blocks, `pagebreak`, `anchor`). Others go:
- * in the host page they would pick up the page's own styles (an overlay, a hidden modal).
+ * formulas, `ue-…` and `firstRow` for tables, `list-…` for list styles, `brush:…` for code
+ * blocks, `pagebreak`, `anchor`). Others go: in the host page they would pick up the page's own
+ * styles (an overlay, a hidden modal).
  */
 export const CLASS_NAMES: readonly RegExp[] = [
   /^edui-[a-z0-9-]{1,40}$/,
   /^ue-[a-z0-9-]{1,40}$/,
+  /^list-[a-z0-9-]{1,40}$/,
+  /^firstRow$/,
   /^brush:[a-z0-9#+-]{1,20}(?:;[a-z-]{1,20}:[a-z0-9-]{1,20}){0,4};?$/i,
   /^(?:pagebreak|anchor|anchorclass)$/,
 ]

@@ -74,6 +74,8 @@ export function createArticleSanitizer(o: ArticleSanitizerOptions): ArticleSanit
     allowedTags: [...Object.keys(WHITE_LIST), 'iframe', 'embed'],
     allowedAttributes: {
       ...Object.fromEntries(Object.entries(WHITE_LIST).map(([tag, attrs]) => [tag, [...attrs]])),
+      // The direction buttons write `dir` on the paragraph (or cell, or item) they change.
+      '*': ['dir'],
       a: [
         'href',
         'title',
@@ -100,6 +102,8 @@ export function createArticleSanitizer(o: ArticleSanitizerOptions): ArticleSanit
     allowedStyles: { '*': ALLOWED_STYLES },
     nonTextTags: DROPPED_WITH_CONTENT,
     disallowedTagsMode: 'discard',
+    // Void elements are written without an end tag (`<source … />`), as the editor writes them.
+    selfClosing: ['img', 'br', 'hr', 'source', 'embed', 'col', 'wbr'],
     allowedSchemes: ['http', 'https', 'mailto', 'tel', 'ftp'],
     allowedSchemesByTag: {
       img: ['http', 'https', 'data'],
@@ -114,10 +118,13 @@ export function createArticleSanitizer(o: ArticleSanitizerOptions): ArticleSanit
     transformTags: {
       a: (tagName, attribs) => {
         const { target, rel: _rel, ...rest } = attribs
+        if (target !== '_blank' && target !== '_self') return { tagName, attribs: rest }
         return {
           tagName,
           attribs:
-            target === '_blank' ? { ...rest, target, rel: 'noopener noreferrer' } : { ...rest },
+            target === '_blank'
+              ? { ...rest, target, rel: 'noopener noreferrer' }
+              : { ...rest, target },
         }
       },
       img: (tagName, attribs) => {
