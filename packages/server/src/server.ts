@@ -18,6 +18,7 @@ import { type OrphanSweep, startOrphanSweep } from './documents/sweep.js'
 import { buildActionTable } from './editor/action-table.js'
 import { createEditorHandler } from './editor/dispatch.js'
 import { documentEventHooks, orphanEventHooks } from './events/document-events.js'
+import { checkHandlers } from './events/publisher.js'
 import type { EventHandlers } from './events/types.js'
 import type { FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
@@ -123,6 +124,7 @@ export interface UeditorServer {
 /** The composition root: config → start-up (store, storage, pools) → services → route list. */
 export async function createUeditorServer(options: UeditorOptions = {}): Promise<UeditorServer> {
   const config = loadConfig(loadOptionsOf(options))
+  if (options.on) checkHandlers(options.on)
   const log =
     options.logger ??
     (config.logLevel === 'silent'

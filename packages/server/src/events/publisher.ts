@@ -1,8 +1,9 @@
 import type { Outbox } from '../db/outbox.js'
 import type { DbTransaction, Within } from '../db/types.js'
+import { UeError } from '../shared/errors.js'
 import type { Metrics } from '../shared/metrics.js'
 import type { Logger } from '../shared/types.js'
-import { type EventHandlers, subjectOf, type UeditorEvent } from './types.js'
+import { EVENT_TYPES, type EventHandlers, subjectOf, type UeditorEvent } from './types.js'
 
 /**
  * How a change announces itself. `record` writes the event inside the change's transaction,
@@ -59,6 +60,20 @@ export function createEvents(o: {
       })
     },
   }
+}
+
+/** A misspelt event name would never be called: refused at start, naming it. */
+export function checkHandlers(handlers: EventHandlers): void {
+  const known = new Set<string>(EVENT_TYPES)
+  const problems = Object.entries(handlers as Record<string, unknown>).flatMap(([name, fn]) =>
+    !known.has(name)
+      ? [`on.${name}: not an event (${EVENT_TYPES.join(', ')})`]
+      : typeof fn !== 'function' && fn !== undefined
+        ? [`on.${name}: must be a function`]
+        : [],
+  )
+  if (problems.length > 0)
+    throw new UeError('UE_CONFIG_INVALID', { detail: `\n  - ${problems.join('\n  - ')}` })
 }
 
 /** The `within` that records `event` in a change's transaction; none when nothing is recorded. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { unlink } from 'node:fs/promises'
+import { readdir, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -370,6 +370,26 @@ test('a webhook URL without a secret, or one that is not http(s), refuses to sta
     env: { UEDITOR_WEBHOOK_URL: 'https://h.example/x', UEDITOR_WEBHOOK_SECRET: SECRET },
   })
   assert.equal(ok.webhooks.url, 'https://h.example/x')
+})
+
+test('an on option naming no event, or not a function, refuses to start with the name', async (t) => {
+  const dataDir = await tempDir(t, 'ue-on-')
+  await assert.rejects(
+    createUeditorServer({
+      env: {},
+      config: { logLevel: 'silent', dataDir },
+      on: { filestored: () => {}, fileDeleted: 'log' } as never,
+    }),
+    (e) => {
+      assert.ok(isUeError(e))
+      assert.equal(e.code, 'UE_CONFIG_INVALID')
+      assert.match(e.message, /on\.filestored: not an event \(fileStored, fileDeleted/)
+      assert.match(e.message, /on\.fileDeleted: must be a function/)
+      return true
+    },
+  )
+  // Refused before anything was opened or written.
+  assert.deepEqual(await readdir(dataDir), [])
 })
 
 test('the signature check in docs/events.md is the one the test receiver runs, and the exported one agrees', () => {
