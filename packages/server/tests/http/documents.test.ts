@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, type TestContext, test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
+import { startServer } from '../../src/standalone/serve.js'
 import { ALICE, BOB, ROOT, TOKENS } from '../helpers/auth.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
@@ -47,6 +52,46 @@ async function errorOf(res: Response): Promise<{ status: number; code: string }>
 async function started(t: TestContext, config: ServerConfigInput = AUTH) {
   return startTestServer(t, config)
 }
+
+describe('the periodic orphan sweep', () => {
+  test('removes an orphan past the grace by itself and never a file stored before tracking', async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-sweep-'))
+    t.after(() => rm(dataDir, { recursive: true, force: true }))
+    const run = (documents: ServerConfigInput['documents']) =>
+      startServer({
+        env: {},
+        config: {
+          logLevel: 'silent',
+          dataDir,
+          documents,
+          limits: { minFreeBytes: 0 },
+          http: { port: 0, host: '127.0.0.1' },
+        },
+      })
+    const uploadTo = async (url: string) => {
+      const form = new FormData()
+      form.append('upfile', blob(png(2, 2)), 'x.png')
+      return (
+        await (await fetch(`${url}/ueditor?action=image`, { method: 'POST', body: form })).json()
+      ).url as string
+    }
+    const before = await run({ enabled: false })
+    const old = await uploadTo(before.url)
+    await before.close()
+    const srv = await run({ enabled: true, orphanGrace: '0', sweepInterval: '1s' })
+    t.after(() => srv.close())
+    const orphan = await uploadTo(srv.url)
+    const onDisk = (url: string) =>
+      existsSync(join(dataDir, 'uploads', url.slice('/uploads/'.length)))
+    while (onDisk(orphan)) await new Promise((resolve) => setTimeout(resolve, 100))
+    const listed = await (await fetch(`${srv.url}/ueditor?action=listImage&start=0&size=10`)).json()
+    assert.deepEqual(
+      listed.list.map((e: { url: string }) => e.url),
+      [old],
+    )
+    assert.equal(onDisk(old), true)
+  })
+})
 
 describe('the documents API', () => {
   test('is off unless documents.enabled: its path is not found and no route answers it', async (t) => {

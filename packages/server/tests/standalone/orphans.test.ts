@@ -183,6 +183,15 @@ for (const lane of lanes)
       const own = await app.upload(ALICE, 'own.png')
       await app.save(ALICE, 'one', `<img src="${shared}"><img src="${own}">`)
       await app.save(ALICE, 'two', `<p style="background-image:url(${shared})">x</p>`)
+      const listed = await fetch(
+        `${app.server.url}/ueditor?action=listImage&document=one&start=0&size=10`,
+        {
+          headers: { Authorization: `Bearer ${ALICE}` },
+        },
+      )
+      const list = (await listed.json()) as { total: number; list: { url: string }[] }
+      assert.equal(list.total, 2)
+      assert.deepEqual(list.list.map((e) => e.url).sort(), [own, shared].sort())
       await app.remove(ALICE, 'two')
       const kept = await runCli(['files', 'orphans', '--grace', '0'], env)
       assert.deepEqual(orphanLines(kept.stdout), [])
