@@ -21,6 +21,7 @@ import {
   type Database,
   type Engine,
   keyOf,
+  listedUrls,
   SECRET,
   startNode,
   upload,
@@ -309,6 +310,36 @@ test('files orphans --fix announces each file it removes as fileDeleted with rea
   )
   await pause(200)
   assert.equal(receiver.deliveries.length, 4)
+})
+
+test('the periodic orphan sweep announces each file it removes, in process and to the webhook', async (t) => {
+  const receiver = await startWebhookReceiver(t, SECRET)
+  const db = await sqliteDatabase(t)
+  const heard: UeditorEvent[] = []
+  const server = await startNode(t, {
+    dataDir: await tempDir(t, 'ue-hook-'),
+    db,
+    receiver,
+    config: { documents: { enabled: true, orphanGrace: '0', sweepInterval: '1s' } },
+    on: { fileDeleted: (e) => void heard.push(e) },
+  })
+  const orphan = await upload(server, 'orphan.pdf')
+  const [, removed] = await receiver.waitFor(2)
+  assert.deepEqual(
+    [removed?.event.type, removed?.event.data],
+    [
+      'fileDeleted',
+      {
+        key: keyOf(orphan.body.url as string),
+        url: orphan.body.url,
+        owner: 'alice',
+        reason: 'orphan',
+      },
+    ],
+  )
+  await waitUntil(async () => heard.length === 1, 'the in-process handler')
+  assert.deepEqual(heard[0], removed?.event)
+  assert.deepEqual(await listedUrls(server), [])
 })
 
 test('an event still failing past webhooks.maxAgeMs is given up, logged at error with the event, and counted', async (t) => {

@@ -270,7 +270,11 @@ test('documents durations read 7d, 12h, 30m and seconds, and a wrong one is refu
   assert.equal(parseDuration('30m'), 1_800_000)
   assert.throws(
     () => loadConfig({ env: { UEDITOR_DOCUMENTS_ORPHAN_GRACE: '1w' } }),
-    (e) => isUeError(e) && /documents\.orphanGrace \(from UEDITOR_DOCUMENTS_ORPHAN_GRACE=1w\): must be a duration/.test(e.message),
+    (e) =>
+      isUeError(e) &&
+      /documents\.orphanGrace \(from UEDITOR_DOCUMENTS_ORPHAN_GRACE=1w\): must be a duration/.test(
+        e.message,
+      ),
   )
   assert.equal(loadConfig({ env: {} }).documents.enabled, false, 'off by default')
 })
