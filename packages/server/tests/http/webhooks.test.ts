@@ -342,6 +342,35 @@ test('the periodic orphan sweep announces each file it removes, in process and t
   assert.deepEqual(await listedUrls(server), [])
 })
 
+test('an upload undone after its row because the owner went past the quota meanwhile sends fileStored, then fileDeleted with reason quota', async (t) => {
+  const receiver = await startWebhookReceiver(t, SECRET)
+  const db = await sqliteDatabase(t)
+  const server = await startNode(t, {
+    dataDir: await tempDir(t, 'ue-hook-'),
+    db,
+    receiver,
+    config: { limits: { quotaBytes: 10_000_000 } },
+  })
+  // Another node's upload of the same user lands between this upload's two quota checks.
+  await db.exec(
+    `create trigger other_node after insert on files when new.original_name = 'raced.pdf' begin
+       insert into files (key, category, size, created_at, owner)
+       values ('other/' || new.key, 'file', 20000000, new.created_at, new.owner);
+     end`,
+  )
+  const raced = await upload(server, 'raced.pdf')
+  assert.equal(raced.body.code, 'UE_QUOTA_EXCEEDED')
+  const [stored, undone] = await receiver.waitFor(2)
+  assert.equal(stored?.event.type, 'fileStored')
+  assert.equal(undone?.event.type, 'fileDeleted')
+  assert.deepEqual(undone?.event.data, {
+    key: stored?.event.data.key,
+    url: stored?.event.data.url,
+    owner: 'alice',
+    reason: 'quota',
+  })
+})
+
 test('an event still failing past webhooks.maxAgeMs is given up, logged at error with the event, and counted', async (t) => {
   const receiver = await startWebhookReceiver(t, SECRET, 'fail')
   const db = await sqliteDatabase(t)
