@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import { UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
-import { guarded } from './errors.js'
+import { guarded, isForeignKeyViolation } from './errors.js'
 import { isPostgres } from './identity.js'
 import type { DbSchema, DocumentRow, FileRow } from './schema.js'
 import type { FileEntry } from './types.js'
@@ -98,7 +98,7 @@ export interface DocumentRepository {
   ): Promise<FileEntry | null>
 }
 
-/** The longest document id the host app may use. */
+/** The longest document id the host app may use, in characters. */
 export const MAX_DOCUMENT_ID_LENGTH = 200
 
 /** Keys per `in (…)` list: well under both engines' limits on bound parameters. */
@@ -148,6 +148,12 @@ async function transact<T>(
     })
   } catch (cause) {
     if (failed !== undefined && cause === failed.error) throw cause
+    // A reference to a file that an orphan removal deleted meanwhile (PostgreSQL).
+    if (isForeignKeyViolation(cause))
+      throw new UeError('UE_CONFLICT', {
+        detail: 'a file it uses was removed at the same time; save again',
+        cause,
+      })
     return guarded(() => Promise.reject(cause))
   }
 }

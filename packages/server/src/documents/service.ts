@@ -1,4 +1,9 @@
-import type { DbTransaction, DocumentRecord, DocumentRepository } from '../db/document-repo.js'
+import {
+  type DbTransaction,
+  type DocumentRecord,
+  type DocumentRepository,
+  MAX_DOCUMENT_ID_LENGTH,
+} from '../db/document-repo.js'
 import { UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
 import { articleUrls, type FileUrls } from './references.js'
@@ -107,7 +112,7 @@ export function createDocumentService(o: {
 /** The host's document id: 1-200 characters, none of them a control character. */
 export function documentId(raw: string): string {
   const length = [...raw].length
-  if (length < 1 || length > 200 || /\p{Cc}/u.test(raw))
+  if (length < 1 || length > MAX_DOCUMENT_ID_LENGTH || /\p{Cc}/u.test(raw))
     throw new UeError('UE_VALIDATION_FAILED', {
       detail: 'a document id is 1-200 characters, without control characters',
     })

@@ -134,6 +134,68 @@ if ('unavailable' in lane) {
       assert.deepEqual((await saver.documents.get('post'))?.keys, [file.key])
     })
 
+    test('a save that meets an orphan removal of a file it uses waits for it and is refused with UE_CONFLICT', async (t) => {
+      const url = await cluster.createDatabase()
+      const sweeper = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+      const saver = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+      const watcher = new pg.Client({ connectionString: url })
+      await watcher.connect()
+      t.after(async () => {
+        await watcher.end()
+        await saver.close()
+        await sweeper.close()
+      })
+      await sweeper.migrate()
+      await sweeper.documents.startTracking()
+      const file = await sweeper.files.add({
+        key: '2026/01/01/swept.png' as StorageKey,
+        category: 'image',
+        originalName: 'swept.png',
+        ext: '.png',
+        size: 10,
+        mime: 'image/png',
+        sha256: 'f'.repeat(64),
+        createdAt: 1_000,
+      })
+      let release = () => {}
+      const held = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      let entered = () => {}
+      const inside = new Promise<void>((resolve) => {
+        entered = resolve
+      })
+      // The removal stops inside its transaction, the row deleted but not committed.
+      const removing = sweeper.documents.removeOrphan(file.key, {
+        storedBefore: Date.now(),
+        within: async () => {
+          entered()
+          await held
+        },
+      })
+      await inside
+      const saving = saver.documents.save('post', [file.key], { user: 'alice', anyDocument: false })
+      for (;;) {
+        const { rows } = await watcher.query(
+          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+        )
+        if (rows[0].n > 0) break
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      release()
+      assert.deepEqual(await removing, file)
+      await assert.rejects(
+        saving,
+        (e) => isUeError(e) && e.code === 'UE_CONFLICT' && /save again/.test(e.message),
+      )
+      assert.equal(await saver.documents.get('post'), null)
+      const again = await saver.documents.save('post', [file.key], {
+        user: 'alice',
+        anyDocument: false,
+      })
+      assert.deepEqual(again.keys, [])
+    })
+
     test('a wrong password is UE_INDEX_FAILED naming the server, never the password', async () => {
       const url = cluster.wrongPasswordUrl()
       const secret = new URL(url).password
