@@ -46,6 +46,7 @@ export function createDocumentsHandler(o: DocumentsHandlerOptions): FetchHandler
 }
 
 function idOf(pathname: string, prefix: string): string {
+  if (!pathname.startsWith(prefix)) throw new UeError('UE_NOT_FOUND')
   const raw = pathname.slice(prefix.length)
   if (raw === '' || raw.includes('/')) throw new UeError('UE_NOT_FOUND')
   let decoded: string
