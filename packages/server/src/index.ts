@@ -8,6 +8,15 @@ export type {
   MaterialRecord,
   MaterialRepository,
 } from './db/material-repo.js'
+export { verifyWebhookSignature } from './events/signature.js'
+export type {
+  EventData,
+  EventHandlers,
+  EventType,
+  FileDeletedReason,
+  UeditorEvent,
+  UeditorEventOf,
+} from './events/types.js'
 export type { MountableServer, Mounts } from './http/mounts.js'
 export { type BridgeOptions, type NodeHandler, serveNode, toNodeHandler } from './http/node.js'
 export { createUeditorServer, type UeditorOptions, type UeditorServer } from './server.js'

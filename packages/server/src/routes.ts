@@ -16,6 +16,7 @@ export type RouteName =
   | 'editor'
   | 'files'
   | 'materials'
+  | 'documents'
   | 'assets'
   | 'formula'
   | 'metrics'

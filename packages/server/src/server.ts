@@ -5,12 +5,21 @@ import { type ResolvedMode, resolveAuthMode } from './auth/mode.js'
 import { failureThrottle } from './auth/throttle.js'
 import type { AuthorizeHook } from './auth/types.js'
 import { aiEnabled } from './config/ai-driver.js'
+import { parseDuration } from './config/duration.js'
 import { loadConfig, type ServerConfig } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
 import type { AiUsageStore } from './db/ai-usage.js'
 import type { MetadataStore } from './db/types.js'
+import { fileUrls } from './documents/references.js'
+import { createDocumentsHandler } from './documents/routes.js'
+import { createArticleSanitizer } from './documents/sanitize.js'
+import { createDocumentService, type DocumentHooks } from './documents/service.js'
+import { type OrphanSweep, startOrphanSweep } from './documents/sweep.js'
 import { buildActionTable } from './editor/action-table.js'
 import { createEditorHandler } from './editor/dispatch.js'
+import { documentEventHooks, orphanEventHooks } from './events/document-events.js'
+import { checkHandlers } from './events/publisher.js'
+import type { EventHandlers } from './events/types.js'
 import type { FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
 import { createMetricsEndpoint } from './http/metrics-endpoint.js'
@@ -58,6 +67,13 @@ export interface UeditorOptions {
    * (`{ user, admin? }`), or null for nobody (docs/auth.md).
    */
   authorize?: AuthorizeHook
+  /**
+   * In-process events (docs/events.md): `fileStored`, `fileDeleted`, `documentSaved`,
+   * `documentDeleted`, each called with `{ id, type, timestamp, data }` once its change has
+   * committed. Handlers are not awaited: one that throws or rejects is logged at error and
+   * counted, and never fails or delays the request.
+   */
+  on?: EventHandlers
 }
 
 export interface UeditorServer {
@@ -73,6 +89,11 @@ export interface UeditorServer {
    * (`…/categories`, `…/materials`, `…/admin/…`), so it can be mounted at any path.
    */
   readonly materials: FetchHandler
+  /**
+   * The documents API (`PUT`/`GET`/`DELETE <routes.documents>/<id>`), for the host app's save
+   * path; null while `documents.enabled` is off (docs/documents.md).
+   */
+  readonly documents: FetchHandler | null
   /**
    * The TeX formula renderer: `….svg?<URL-encoded TeX>` or `….png?…` (routes on the ending, so
    * it can be mounted at any path); `stats()` counts renders and cache hits. Null when
@@ -103,6 +124,7 @@ export interface UeditorServer {
 /** The composition root: config → start-up (store, storage, pools) → services → route list. */
 export async function createUeditorServer(options: UeditorOptions = {}): Promise<UeditorServer> {
   const config = loadConfig(loadOptionsOf(options))
+  if (options.on) checkHandlers(options.on)
   const log =
     options.logger ??
     (config.logLevel === 'silent'
@@ -110,7 +132,13 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       : createLogger({ level: config.logLevel, format: config.logFormat }))
   const metrics = createMetrics()
   const env = options.env ?? process.env
-  const opened = await startUp(config, { log, metrics, env, remote: options.remote })
+  const opened = await startUp(config, {
+    log,
+    metrics,
+    env,
+    remote: options.remote,
+    on: options.on,
+  })
   try {
     let stopping = false
     const s = services(config, opened, {
@@ -134,12 +162,14 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     const materials = { ...routeNamed(routes, 'materials'), handler: s.materials.handler() }
     const fetch = entry(table.fetch)
     const { formula } = opened
+    const sweep = orphanSweep(config, opened, log)
     return {
       config,
       auth: s.auth.mode,
       editor: route('editor'),
       files: route('files'),
       materials: entry(serveRoute(materials, context)),
+      documents: s.documents ? route('documents') : null,
       formula:
         formula && Object.assign(route('formula'), { stats: formula.stats, close: formula.close }),
       metrics: route('metrics'),
@@ -149,7 +179,10 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       stopAccepting() {
         stopping = true
       },
-      close: opened.close,
+      async close() {
+        await sweep?.stop()
+        await opened.close()
+      },
     }
   } catch (e) {
     await opened.close().catch(() => {})
@@ -161,6 +194,8 @@ interface Services {
   auth: AuthSetup
   editor: FetchHandler
   materials: MaterialsApi
+  /** Null while `documents.enabled` is off. */
+  documents: FetchHandler | null
   /** `/healthz` and `/readyz`. */
   health: FetchHandler
   metrics: FetchHandler
@@ -188,6 +223,7 @@ function services(
     }),
     storage,
     files: store.files,
+    events: opened.events,
     images: opened.images,
     remote: opened.remote,
     log,
@@ -197,6 +233,9 @@ function services(
     closing: o.stopping,
   })
   const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
+  const documents = config.documents.enabled
+    ? documentsHandler(config, opened, auth, documentEventHooks(opened.events, config.publicUrl))
+    : null
   const ready = createReadiness(readinessChecks(config, store, storage))
   const health: FetchHandler = async (request) => {
     // Liveness only, and it holds while in-flight requests finish: a database or bucket that is
@@ -206,7 +245,42 @@ function services(
     return ready(request)
   }
   const metricsEndpoint = createMetricsEndpoint(metrics, config.metrics.token)
-  return { auth, editor, materials, health, metrics: metricsEndpoint }
+  return { auth, editor, materials, documents, health, metrics: metricsEndpoint }
+}
+
+function documentsHandler(
+  config: ServerConfig,
+  opened: Opened,
+  auth: AuthSetup,
+  hooks?: DocumentHooks,
+): FetchHandler {
+  const urls = fileUrls(config)
+  const sanitize = createArticleSanitizer({
+    iframeHosts: config.documents.iframeHosts,
+    isOwnFile: (url) => urls.keyOf(url) !== null,
+  })
+  return createDocumentsHandler({
+    service: createDocumentService({ repo: opened.store.documents, sanitize, urls, hooks }),
+    authenticator: createAuthenticator(auth),
+    basePath: config.routes.documents,
+    maxBodyBytes: config.documents.maxBodyBytes,
+    timeouts: config.http,
+    corsOrigins: config.http.corsOrigins,
+  })
+}
+
+/** The periodic orphan removal, when `documents.sweepInterval` is set. */
+function orphanSweep(config: ServerConfig, opened: Opened, log: Logger): OrphanSweep | undefined {
+  const { enabled, sweepInterval, orphanGrace } = config.documents
+  if (!enabled || sweepInterval === undefined) return undefined
+  return startOrphanSweep(
+    { documents: opened.store.documents, storage: opened.storage, log },
+    {
+      intervalMs: parseDuration(sweepInterval) as number,
+      graceMs: parseDuration(orphanGrace) as number,
+      hooks: orphanEventHooks(opened.events, config.publicUrl),
+    },
+  )
 }
 
 /** Every path the server answers: one entry a route (`routes.ts` says what follows from it). */
@@ -239,6 +313,17 @@ function routeList(config: ServerConfig, opened: Opened, s: Services): Route[] {
       checksMethods: true,
       cors: true,
     },
+    ...(s.documents
+      ? [
+          {
+            name: 'documents',
+            match: { prefix: `${at.documents.replace(/\/+$/, '')}/` },
+            handler: s.documents,
+            methods: ['GET', 'HEAD', 'PUT', 'DELETE'],
+            cors: true,
+          } satisfies Route,
+        ]
+      : []),
     {
       name: 'assets',
       match: { exact: [...assets.keys()] },

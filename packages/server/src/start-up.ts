@@ -8,6 +8,9 @@ import type { ServerConfigInput } from './config/schema.js'
 import { MATERIALS_MIGRATION } from './db/migrations.js'
 import { openMetadataStore } from './db/open.js'
 import type { MetadataStore } from './db/types.js'
+import { createEvents, type Events } from './events/publisher.js'
+import type { EventHandlers } from './events/types.js'
+import { startWebhookWorker } from './events/webhooks.js'
 import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
 import { createStaticSite } from './http/static-site.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
@@ -37,6 +40,8 @@ export interface Opened {
   readonly images: ImageProcessor
   readonly remote: RemoteFetcher
   readonly formula: FormulaHandler | null
+  /** How changes announce themselves: the `on` handlers, and the outbox when a webhook is set. */
+  readonly events: Events
   /** Closes what was opened, the last first; every part is closed even when one fails. */
   close(): Promise<void>
 }
@@ -55,6 +60,7 @@ export async function startUp(
     metrics: MetricsRegistry
     env: NodeJS.ProcessEnv
     remote?: { lookup?: HostLookup; connect?: Dialer }
+    on?: EventHandlers | undefined
   },
 ): Promise<Opened> {
   const { log, metrics } = o
@@ -72,12 +78,23 @@ export async function startUp(
     const applied = await opened.migrate()
     const createdTables = applied.includes(MATERIALS_MIGRATION)
     await seedOnFirstStart({ config, repo: opened.materials, createdTables, log })
+    // Only files stored from now on can become orphans: turning tracking on orphans nothing.
+    if (config.documents.enabled) {
+      const start = await opened.documents.startTracking()
+      log.info(
+        { since: new Date(start.startedAt).toISOString(), lastFileBefore: start.lastFileBefore },
+        'document tracking on',
+      )
+    }
     const store: MetadataStore = {
       ...opened,
       files: metrics.countFailures('database', opened.files),
       materials: metrics.countFailures('database', opened.materials),
       aiUsage: metrics.countFailures('database', opened.aiUsage),
+      outbox: metrics.countFailures('database', opened.outbox),
+      documents: metrics.countFailures('database', opened.documents),
     }
+    const events = openEvents(config, store, { log, metrics, on: o.on }, closers)
 
     if (config.storage.driver === 'local') {
       const parts = await removeStalePartFiles(config.storage.root)
@@ -111,11 +128,38 @@ export async function startUp(
         })
       : null
     if (formula) closers.push(() => formula.close())
-    return { site, store, storage, images, remote, formula, close }
+    return { site, store, storage, images, remote, formula, events, close }
   } catch (e) {
     await close().catch(() => {})
     throw e
   }
+}
+
+/** The webhook worker (when a webhook is set) stops before the database it reads closes. */
+function openEvents(
+  config: ServerConfig,
+  store: MetadataStore,
+  o: { log: Logger; metrics: MetricsRegistry; on?: EventHandlers | undefined },
+  closers: (() => Promise<void>)[],
+): Events {
+  const { url, secret, ...timing } = config.webhooks
+  const worker =
+    url !== undefined && secret !== undefined
+      ? startWebhookWorker({
+          outbox: store.outbox,
+          settings: { url, secret, ...timing },
+          log: o.log,
+          metrics: o.metrics,
+        })
+      : undefined
+  if (worker) closers.push(() => worker.close())
+  return createEvents({
+    outbox: worker && store.outbox,
+    handlers: o.on,
+    log: o.log,
+    metrics: o.metrics,
+    wake: worker?.wake,
+  })
 }
 
 async function closeAll(closers: (() => Promise<void>)[]): Promise<void> {

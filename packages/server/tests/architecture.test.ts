@@ -17,10 +17,12 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   images: ['shared', 'ingest'],
   http: ['shared', 'storage'],
   auth: ['shared', 'config'],
-  editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth', 'ai'],
+  editor: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth', 'ai', 'events'],
   materials: ['shared', 'config', 'db', 'auth'],
   formula: ['shared', 'images'],
   ai: ['shared', 'db'],
+  events: ['shared', 'db'],
+  documents: ['shared', 'config', 'ingest', 'db', 'storage', 'auth'],
 }
 /**
  * Every package the server source uses, and the files (or whole rooms, with a trailing `/`)
@@ -37,7 +39,7 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   '@mathjax/src': ['formula/mathjax.ts'],
   '@mathjax/mathjax-newcm-font': ['formula/mathjax.ts'],
   'lru-cache': ['formula/handler.ts', 'db/file-index.ts'],
-  undici: ['ingest/remote/fetch-image.ts'],
+  undici: ['ingest/remote/fetch-image.ts', 'events/webhooks.ts'],
   // The one IP parser, in the four files that read addresses (docs/architecture.md).
   'ipaddr.js': [
     'ingest/remote/guard.ts',
@@ -48,7 +50,7 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   kysely: ['db/'],
   zod: ['config/', 'materials/', 'ai/request.ts'],
   openai: ['ai/model-client.ts'],
-  'sanitize-html': ['materials/sanitize.ts'],
+  'sanitize-html': ['materials/sanitize.ts', 'documents/sanitize.ts', 'documents/references.ts'],
   pino: ['shared/log.ts'],
   'pino-pretty': ['shared/log.ts'],
   'prom-client': ['shared/metrics.ts'],

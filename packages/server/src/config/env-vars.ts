@@ -126,6 +126,16 @@ const LINES: readonly EnvLine[] = [
   ['UEDITOR_AI_DAILY_TOKENS', 'ai.dailyTokens'],
   ['UEDITOR_AI_REQUESTS_PER_MINUTE', 'ai.requestsPerMinute'],
   ['UEDITOR_DELETE_ENABLED', 'delete.enabled'],
+  ['UEDITOR_WEBHOOK_URL', 'webhooks.url'],
+  ['UEDITOR_WEBHOOK_SECRET', 'webhooks.secret'],
+  ['UEDITOR_WEBHOOK_TIMEOUT_MS', 'webhooks.timeoutMs'],
+  ['UEDITOR_WEBHOOK_MAX_AGE_MS', 'webhooks.maxAgeMs'],
+  ['UEDITOR_DOCUMENTS_ENABLED', 'documents.enabled'],
+  ['UEDITOR_DOCUMENTS_PATH', 'routes.documents'],
+  ['UEDITOR_DOCUMENTS_MAX_BODY_BYTES', 'documents.maxBodyBytes'],
+  ['UEDITOR_DOCUMENTS_ORPHAN_GRACE', 'documents.orphanGrace'],
+  ['UEDITOR_DOCUMENTS_SWEEP_INTERVAL', 'documents.sweepInterval'],
+  ['UEDITOR_DOCUMENTS_IFRAME_HOSTS', 'documents.iframeHosts'],
 ]
 
 /**

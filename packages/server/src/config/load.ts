@@ -182,6 +182,8 @@ const SECRET_PATHS = [
   'auth.jwt.secret',
   'ai.apiKey',
   'metrics.token',
+  'webhooks.url',
+  'webhooks.secret',
 ]
 
 function preview(value: unknown): string {

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js'
 import { z } from 'zod'
 import { parseByteSize, SIZE_FORMS } from './byte-size.js'
+import { DURATION_FORMS, isDuration } from './duration.js'
 import { EDITOR_DEFAULTS, EDITOR_OPTION_NAMES } from './editor-defaults.js'
 import { USER_ID } from './user-id.js'
 
@@ -78,6 +79,17 @@ function size(bounds: z.ZodNumber = z.number().int().min(0)) {
   return schema
 }
 const byteSize = size(z.number().int().positive())
+/** A duration as text: `7d`, `12h`, `30m`, `90s` or seconds (`3600`); read with parseDuration. */
+const duration = z.string().refine(isDuration, { message: DURATION_FORMS })
+/** A lower-case host name (no port, no scheme): `player.bilibili.com`. */
+const hostName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(
+    /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/,
+    'must be a host name such as player.example.com',
+  )
 const urlPrefix = z.string().max(2048)
 const align = z.enum(['none', 'left', 'right', 'center'])
 const extList = z
@@ -318,9 +330,10 @@ export const ServerConfigSchema = z.strictObject({
       editor: absolutePath.default('/ueditor'),
       files: absolutePath.default('/uploads'),
       materials: absolutePath.default('/materials'),
+      documents: absolutePath.default('/documents'),
     })
-    .refine((r) => new Set([r.editor, r.files, r.materials]).size === 3, {
-      message: 'editor, files and materials need distinct paths',
+    .refine((r) => new Set([r.editor, r.files, r.materials, r.documents]).size === 4, {
+      message: 'editor, files, materials and documents need distinct paths',
     })
     .prefault({}),
   /** Base URL put in front of storage keys in results, e.g. a CDN. Default: routes.files + '/'. */
@@ -628,11 +641,62 @@ export const ServerConfigSchema = z.strictObject({
       { message: 'set baseUrl, apiKey and model together (or none of them to keep AI off)' },
     )
     .prefault({}),
+  /** The documents API for the host app's save path, and orphaned files (docs/documents.md). */
+  documents: z
+    .strictObject({
+      /** Off: existing libraries are untouched; on: tracking starts (once) and orphans can be found. */
+      enabled: z.boolean().default(false),
+      /** Largest article a save may send. */
+      maxBodyBytes: size(z.number().int().min(1024).max(67_108_864)).default(4_194_304),
+      /** A file no document references becomes an orphan this long after it was stored. */
+      orphanGrace: duration.default('7d'),
+      /** How often each node removes orphans by itself; absent: never (use `files orphans --fix`). */
+      sweepInterval: duration.optional(),
+      /**
+       * Hosts whose https pages an article may embed in an `iframe` (video players); none: every
+       * iframe is removed.
+       */
+      iframeHosts: z.array(hostName).default([]),
+    })
+    .prefault({}),
   /** The opt-in delete action: a user deletes their own stored file by its URL. */
   delete: z
     .strictObject({
       enabled: z.boolean().default(false),
       actionName: actionName.default('deletefile'),
+    })
+    .prefault({}),
+  /** Events for the host app as signed JSON POSTs (docs/events.md): off until url is set. */
+  webhooks: z
+    .strictObject({
+      /** Where every event is posted; operator-trusted, http or https only. */
+      url: z
+        .url({ protocol: /^https?$/ })
+        .max(2048)
+        .optional(),
+      /** The HMAC key of `X-Ueditor-Signature`; required with `url`. */
+      secret: z.string().min(16, 'must be at least 16 characters').max(4096).optional(),
+      /** One attempt: connect, answer and body. */
+      timeoutMs: z.number().int().min(100).max(300_000).default(10_000),
+      /** The wait after the first failure; it doubles per attempt, with jitter. */
+      retryBaseMs: z.number().int().min(10).max(3_600_000).default(1_000),
+      /** The longest wait between two attempts. */
+      retryMaxMs: z.number().int().min(10).max(86_400_000).default(600_000),
+      /** An event still failing this long after its change is given up (logged at error). */
+      maxAgeMs: z.number().int().min(1_000).default(259_200_000),
+      /** How often each node looks for due events (retries, events of other nodes). */
+      pollMs: z.number().int().min(10).max(600_000).default(1_000),
+      /** Events one node delivers at once. */
+      concurrency: z.number().int().min(1).max(64).default(4),
+    })
+    .refine((w) => w.url === undefined || w.secret !== undefined, {
+      message:
+        'a webhook url needs a secret (webhooks.secret, UEDITOR_WEBHOOK_SECRET) to sign with',
+      path: ['secret'],
+    })
+    .refine((w) => w.retryBaseMs <= w.retryMaxMs, {
+      message: 'retryBaseMs must not exceed retryMaxMs',
+      path: ['retryBaseMs'],
     })
     .prefault({}),
 })

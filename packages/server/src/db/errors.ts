@@ -6,7 +6,7 @@ export function isUniqueViolation(e: unknown): boolean {
 }
 
 /** SQLite (better-sqlite3) and PostgreSQL (SQLSTATE 23503) spell it differently. */
-function isForeignKeyViolation(e: unknown): boolean {
+export function isForeignKeyViolation(e: unknown): boolean {
   return driverCode(e) === 'SQLITE_CONSTRAINT_FOREIGNKEY' || driverCode(e) === '23503'
 }
 

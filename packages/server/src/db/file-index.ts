@@ -8,6 +8,8 @@ import { isPostgres } from './identity.js'
 import {
   type Anchor,
   countsQuery,
+  documentCountQuery,
+  documentPageQuery,
   type Leg,
   type ListedRow,
   type ListingCount,
@@ -24,6 +26,7 @@ import type {
   ListedFile,
   ListQuery,
   NewFileEntry,
+  Within,
 } from './types.js'
 
 /** Anchors remembered per process: enough for many clients paging at once, a few MB at most. */
@@ -41,14 +44,34 @@ export function createFileIndex(db: Kysely<DbSchema>, snapshots?: SyncSnapshots)
   const remembered = { anchors, pages }
   const postgres = isPostgres(db)
   return {
-    add: (entry) => guarded(() => add(db, entry)),
+    add: (entry, o) => {
+      const within = o?.within
+      return guarded(() => (within === undefined ? add(db, entry) : addWithin(db, entry, within)))
+    },
     list: (q) =>
       // `IN ()` is a syntax error on PostgreSQL: no categories simply matches nothing.
       q.categories.length === 0
         ? Promise.resolve({ items: [], total: 0 })
-        : guarded(() => readSnapshot(db, snapshots, () => listing(postgres, remembered, q))),
+        : guarded(() =>
+            readSnapshot(db, snapshots, () =>
+              q.document === undefined
+                ? listing(postgres, remembered, q)
+                : documentListing(postgres, q, q.document),
+            ),
+          ),
     get: (key) => guarded(() => get(db, key)),
-    remove: (key) => guarded(() => remove(db, key)),
+    remove: (key, o) => {
+      const within = o?.within
+      return guarded(() =>
+        within === undefined
+          ? remove(db, key)
+          : db.transaction().execute(async (trx) => {
+              const removed = await removeReturning(trx, key)
+              if (removed !== null) await within(trx, removed)
+              return removed !== null
+            }),
+      )
+    },
     usage: (owner) => guarded(() => usage(db, owner)),
     keysAfter: (after, limit) => guarded(() => keysAfter(db, after, limit)),
   }
@@ -75,6 +98,18 @@ async function add(db: Kysely<DbSchema>, entry: NewFileEntry): Promise<FileEntry
       throw new UeError('UE_INDEX_FAILED', { detail: 'key already indexed', cause })
     })
   return toEntry(row)
+}
+
+async function addWithin(
+  db: Kysely<DbSchema>,
+  entry: NewFileEntry,
+  within: Within,
+): Promise<FileEntry> {
+  return db.transaction().execute(async (trx) => {
+    const added = await add(trx, entry)
+    await within(trx)
+    return added
+  })
 }
 
 /**
@@ -131,6 +166,27 @@ function* listing(
   const items = Object.freeze(rows.slice(0, size).map((row) => Object.freeze(toListed(row))))
   pages.set(pageKey, { items, changes })
   return { items, total }
+}
+
+/** One document's files (`listImage&document=<id>`): count and page in one snapshot. */
+function* documentListing(
+  postgres: boolean,
+  q: ListQuery,
+  document: string,
+): QuerySteps<Page<ListedFile>> {
+  const exts = q.exts ?? []
+  const categories = [...new Set(q.categories)]
+  const [counted] = yield* rowsOf(
+    documentCountQuery(postgres, q.owners, document, categories, exts),
+  )
+  const total = Number(counted?.n ?? 0)
+  const start = wholeNumber(q.start)
+  const size = wholeNumber(q.size)
+  if (size === 0 || start >= total) return { items: [], total }
+  const rows = yield* rowsOf(
+    documentPageQuery(postgres, q.owners, document, categories, exts, start, size),
+  )
+  return { items: rows.map((row) => Object.freeze(toListed(row))), total }
 }
 
 function anchorOf(row: { createdAt: number | string; id: number | string }): Anchor {
@@ -243,6 +299,11 @@ async function get(db: Kysely<DbSchema>, key: StorageKey): Promise<FileEntry | n
 async function remove(db: Kysely<DbSchema>, key: StorageKey): Promise<boolean> {
   const { numDeletedRows } = await db.deleteFrom('files').where('key', '=', key).executeTakeFirst()
   return numDeletedRows > 0n
+}
+
+async function removeReturning(db: Kysely<DbSchema>, key: StorageKey): Promise<FileEntry | null> {
+  const row = await db.deleteFrom('files').where('key', '=', key).returningAll().executeTakeFirst()
+  return row === undefined ? null : toEntry(row)
 }
 
 async function usage(db: Kysely<DbSchema>, owner: string): Promise<number> {

@@ -117,6 +117,54 @@ export function rowAtQuery(
   return CompiledQuery.raw(text, p.values) as CompiledQuery<Anchor>
 }
 
+/**
+ * The listing of one document's files: not the counted fast path, but a join on the
+ * document's references, which are few (an article's images), so count and page are cheap.
+ */
+export function documentCountQuery(
+  postgres: boolean,
+  owners: OwnerFilter | undefined,
+  document: string,
+  categories: readonly Category[],
+  exts: readonly string[],
+): CompiledQuery<{ n: number | string }> {
+  const p = new Parameters(postgres)
+  const text = `select count(*) as "n" ${documentRows(p, owners, document, categories, exts)}`
+  return CompiledQuery.raw(text, p.values) as CompiledQuery<{ n: number | string }>
+}
+
+export function documentPageQuery(
+  postgres: boolean,
+  owners: OwnerFilter | undefined,
+  document: string,
+  categories: readonly Category[],
+  exts: readonly string[],
+  start: number,
+  size: number,
+): CompiledQuery<ListedRow> {
+  const p = new Parameters(postgres)
+  const text =
+    `select "files"."id", "key", "original_name" as "originalName", "created_at" as "createdAt" ` +
+    documentRows(p, owners, document, categories, exts) +
+    ` order by "created_at" desc, "files"."id" desc limit ${p.one(size)} offset ${p.one(start)}`
+  return CompiledQuery.raw(text, p.values) as CompiledQuery<ListedRow>
+}
+
+function documentRows(
+  p: Parameters,
+  owners: OwnerFilter | undefined,
+  document: string,
+  categories: readonly Category[],
+  exts: readonly string[],
+): string {
+  return (
+    `from "files" inner join "document_files" on "document_files"."file_id" = "files"."id" ` +
+    `where ${ownerCondition(owners, p)}"document_files"."document_id" = ${p.one(document)} ` +
+    `and "category" in (${p.list(categories)})` +
+    (exts.length > 0 ? ` and "ext" in (${p.list(exts)})` : '')
+  )
+}
+
 function ownerCondition(owners: OwnerFilter | undefined, p: Parameters): string {
   if (owners?.kind === 'user') return `"owner" = ${p.one(owners.user)} and `
   if (owners?.kind === 'owned') return `"owner" is not null and `

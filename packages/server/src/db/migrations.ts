@@ -18,6 +18,9 @@ type AnyDb = Kysely<any>
 /** The migration that creates the materials tables: the server seeds demo materials after it. */
 export const MATERIALS_MIGRATION = '0002_materials'
 
+/** The webhook outbox's table. */
+export const OUTBOX_MIGRATION = '0009_event_outbox'
+
 /** Ordered by name; append a new entry to add a migration, never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_files': {
@@ -127,6 +130,77 @@ const MIGRATIONS: Record<string, Migration> = {
     },
     async down(db: AnyDb) {
       await db.schema.dropTable('ai_usage').execute()
+    },
+  },
+  // The host app's documents, the stored files each references, and when tracking started.
+  '0008_documents': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('documents')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('owner', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('saved_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createTable('document_files')
+        .addColumn('document_id', 'text', (c) =>
+          c.notNull().references('documents.id').onDelete('cascade'),
+        )
+        // A file deleted on its own (the editor's delete action) leaves its documents with it.
+        .addColumn('file_id', 'integer', (c) =>
+          c.notNull().references('files.id').onDelete('cascade'),
+        )
+        .addPrimaryKeyConstraint('document_files_pk', ['document_id', 'file_id'])
+        .execute()
+      // Orphans and the delete of a file ask "is this file referenced?" by file.
+      await db.schema
+        .createIndex('document_files_file_id_idx')
+        .on('document_files')
+        .column('file_id')
+        .execute()
+      await db.schema
+        .createTable('document_tracking')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('started_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_file_before', 'bigint', (c) => c.notNull())
+        .execute()
+    },
+    async down(db: AnyDb) {
+      await db.schema.dropTable('document_tracking').execute()
+      await db.schema.dropTable('document_files').execute()
+      await db.schema.dropTable('documents').execute()
+    },
+  },
+  // Events for the webhook, written in the transaction of their change (docs/events.md).
+  [OUTBOX_MIGRATION]: {
+    async up(db: AnyDb) {
+      await withId(db, db.schema.createTable('event_outbox'))
+        .addColumn('event_id', 'text', (c) => c.notNull().unique())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('due_at', 'bigint', (c) => c.notNull())
+        .addColumn('lease_until', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('lease_owner', 'text')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('last_error', 'text')
+        .execute()
+      // The claim's "no earlier event of the same subject is waiting" looks rows up by these.
+      await db.schema
+        .createIndex('event_outbox_subject_id_idx')
+        .on('event_outbox')
+        .columns(['subject', 'id'])
+        .execute()
+      await db.schema
+        .createIndex('event_outbox_due_at_idx')
+        .on('event_outbox')
+        .column('due_at')
+        .execute()
+    },
+    async down(db: AnyDb) {
+      await db.schema.dropTable('event_outbox').execute()
     },
   },
 }

@@ -4,10 +4,12 @@ import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
 import type { Pool } from 'pg'
 import { UeError } from '../shared/errors.js'
 import { createAiUsageStore } from './ai-usage.js'
+import { createDocumentRepository } from './document-repo.js'
 import { guarded } from './errors.js'
 import { createFileIndex } from './file-index.js'
 import { createMaterialRepository } from './material-repo.js'
 import { migrateToLatest } from './migrations.js'
+import { createOutbox } from './outbox.js'
 import type { DbSchema } from './schema.js'
 import { type BuiltinSqlite, builtinSqliteAvailable, openBuiltinSqlite } from './sqlite-builtin.js'
 import { SnapshotSqliteDialect, type SyncSnapshots } from './sqlite-snapshots.js'
@@ -175,6 +177,8 @@ function storeOver(
     files: createFileIndex(db, snapshots),
     materials: createMaterialRepository(db, snapshots),
     aiUsage: createAiUsageStore(db),
+    outbox: createOutbox(db),
+    documents: createDocumentRepository(db),
     ping: () => guarded(async () => void (await sql`select 1`.execute(db))),
     migrate: () => migrateToLatest(db),
     backup: (file) => backupTo(db, dialect, file),

@@ -84,6 +84,58 @@ export interface AiUsageTable {
   tokens: number | string
 }
 
+/**
+ * Events waiting for their webhook delivery (events/webhooks.ts): written in the transaction of
+ * the change they announce, deleted once delivered or given up.
+ */
+export interface EventOutboxTable {
+  /** Outbox order: the order events of one subject are delivered in. */
+  id: Generated<number>
+  eventId: string
+  type: string
+  /** What the event is about (a storage key, a document id): one at a time per subject. */
+  subject: string
+  /** The JSON body exactly as it is sent and signed. */
+  body: string
+  /** Milliseconds since the epoch (bigint), as are the two below. */
+  createdAt: number | string
+  /** The next attempt is due at this time. */
+  dueAt: number | string
+  /** A node delivering it holds it until then; 0: nobody does. */
+  leaseUntil: number | string
+  leaseOwner: string | null
+  attempts: number
+  lastError: string | null
+}
+
+/** A host app's article: its id is the host's own (1-200 characters). */
+export interface DocumentsTable {
+  id: string
+  /** The user who first saved it; null when a service credential (or nobody, mode none) did. */
+  owner: string | null
+  /** Milliseconds since the epoch (bigint). */
+  createdAt: number
+  savedAt: number
+}
+
+/** Which stored files a document references, as of its last save. */
+export interface DocumentFilesTable {
+  documentId: string
+  fileId: number
+}
+
+/**
+ * One row (`id` 1) once document tracking has started: only files with a larger id (stored
+ * after it) can ever become orphans.
+ */
+export interface DocumentTrackingTable {
+  id: number
+  /** Milliseconds since the epoch (bigint). */
+  startedAt: number
+  /** The largest file id when tracking started (0 for an empty library). */
+  lastFileBefore: number
+}
+
 export interface DbSchema {
   fileCounts: FileCountsTable
   materialTerms: MaterialTermsTable
@@ -92,8 +144,13 @@ export interface DbSchema {
   categories: CategoriesTable
   materials: MaterialsTable
   aiUsage: AiUsageTable
+  eventOutbox: EventOutboxTable
+  documents: DocumentsTable
+  documentFiles: DocumentFilesTable
+  documentTracking: DocumentTrackingTable
 }
 
 export type FileRow = Selectable<FilesTable>
 export type CategoryRow = Selectable<CategoriesTable>
 export type MaterialRow = Selectable<MaterialsTable>
+export type DocumentRow = Selectable<DocumentsTable>

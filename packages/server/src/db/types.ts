@@ -1,6 +1,19 @@
+import type { Kysely } from 'kysely'
 import type { Category, Page, StorageKey } from '../shared/types.js'
 import type { AiUsageStore } from './ai-usage.js'
+import type { DocumentRepository } from './document-repo.js'
 import type { MaterialRepository } from './material-repo.js'
+import type { Outbox } from './outbox.js'
+import type { DbSchema } from './schema.js'
+
+/**
+ * The transaction a change runs in, handed to work that must commit or roll back with it (the
+ * same type as the document repository's).
+ */
+export type DbTransaction = Kysely<DbSchema>
+
+/** Work run inside a change's transaction, after the change; if it fails, nothing commits. */
+export type Within = (trx: DbTransaction) => Promise<void>
 
 export interface FileEntry {
   id: number
@@ -31,6 +44,8 @@ export interface ListQuery {
   owners?: OwnerFilter
   /** Lower-case dotted extensions; absent or empty means any. */
   exts?: readonly string[]
+  /** Only the files this document references (by its last save). */
+  document?: string
   start: number
   size: number
 }
@@ -47,11 +62,19 @@ export interface IndexedKey {
 export type ListedFile = Pick<FileEntry, 'id' | 'key' | 'originalName' | 'createdAt'>
 
 export interface FileIndex {
-  add(entry: NewFileEntry): Promise<FileEntry>
+  /** With `within`, the row and that work are one transaction; without, one statement. */
+  add(entry: NewFileEntry, o?: { within?: Within }): Promise<FileEntry>
   /** Newest first, stable: created_at desc, id desc. */
   list(q: ListQuery): Promise<Page<ListedFile>>
   get(key: StorageKey): Promise<FileEntry | null>
-  remove(key: StorageKey): Promise<boolean>
+  /**
+   * False when no row had the key. With `within`, run with the removed row in the same
+   * transaction, and only when a row went.
+   */
+  remove(
+    key: StorageKey,
+    o?: { within?: (trx: DbTransaction, removed: FileEntry) => Promise<void> },
+  ): Promise<boolean>
   /** Bytes stored by one user, summed in the database (so it holds across nodes). */
   usage(owner: string): Promise<number>
   /**
@@ -67,6 +90,10 @@ export interface MetadataStore {
   readonly files: FileIndex
   readonly materials: MaterialRepository
   readonly aiUsage: AiUsageStore
+  /** Events waiting for their webhook delivery. */
+  readonly outbox: Outbox
+  /** The host app's documents, their file references and orphans. */
+  readonly documents: DocumentRepository
   /** One trivial query: resolves when the database answers, fails with UE_INDEX_FAILED if not. */
   ping(): Promise<void>
   /** Returns the names of the migrations this call ran (empty when already up to date). */

@@ -3,6 +3,7 @@ import type { Authenticator } from '../auth/authenticator.js'
 import type { Principal } from '../auth/types.js'
 import type { ServerConfig } from '../config/load.js'
 import type { FileIndex } from '../db/types.js'
+import type { Events } from '../events/publisher.js'
 import type { ImageProcessor } from '../images/processor.js'
 import type { RemoteFetcher } from '../ingest/remote/fetch-image.js'
 import type { Metrics } from '../shared/metrics.js'
@@ -16,6 +17,8 @@ export interface EditorDeps {
   table: ActionTable
   storage: StorageDriver
   files: FileIndex
+  /** Announces stored and deleted files (in-process handlers, the webhook outbox). */
+  events: Events
   /** Checks and re-encodes every stored raster image (passthrough when disabled). */
   images: ImageProcessor
   /** The SSRF-guarded client the catch action fetches remote images with. */

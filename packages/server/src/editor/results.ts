@@ -1,4 +1,5 @@
 import type { FileEntry, ListedFile } from '../db/types.js'
+import { publicUrlOf } from '../shared/public-url.js'
 
 export interface UploadResult {
   state: 'SUCCESS'
@@ -13,11 +14,6 @@ export interface ListEntry {
   url: string
   mtime: number
   original: string
-}
-
-/** The public URL of a stored key; keys hold only URL-safe characters. */
-function publicUrlOf(publicUrl: string, key: string): string {
-  return `${publicUrl}${publicUrl.endsWith('/') ? '' : '/'}${key}`
 }
 
 /** The fields the upload and catch answers share for a stored file. */

@@ -9,6 +9,7 @@ import { UeError } from '../shared/errors.js'
 import type { Category, StorageKey } from '../shared/types.js'
 import { IMAGE_CATEGORIES, type UploadRule } from './action-table.js'
 import type { Actor, EditorDeps } from './deps.js'
+import { type FileEventDeps, indexAnnounced, removeAnnounced } from './file-events.js'
 import { uploadClientKey } from './limits.js'
 
 const KEY_ATTEMPTS = 3
@@ -87,7 +88,7 @@ async function storeProcessed(
   const key = await putUnderFreshKey(deps, file, rule.pathFormat, type.ext, type.mime)
   let indexed = false
   try {
-    const entry = await deps.files.add({
+    const entry = await indexAnnounced(announcing(deps), {
       key,
       category: rule.category,
       originalName: cleanOriginalName(file.originalName, `${rule.category}${type.ext}`),
@@ -102,12 +103,17 @@ async function storeProcessed(
     await checkQuota(deps, actor, 0)
     return entry
   } catch (cause) {
-    if (indexed) await deps.files.remove(key).catch(() => {})
+    // Its fileStored event went out with the row: the undo is announced too.
+    if (indexed) await removeAnnounced(announcing(deps), key, 'quota').catch(() => {})
     await deps.storage
       .delete(key)
       .catch((e: unknown) => deps.log.error({ err: e, key }, 'undo failed'))
     throw cause instanceof UeError ? cause : new UeError('UE_INDEX_FAILED', { cause })
   }
+}
+
+function announcing(deps: EditorDeps): FileEventDeps {
+  return { files: deps.files, events: deps.events, publicUrl: deps.config.publicUrl }
 }
 
 async function putUnderFreshKey(

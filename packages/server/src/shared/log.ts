@@ -32,6 +32,7 @@ const SECRET_KEYS: ReadonlySet<string> = new Set([
   'readTokens',
   'access_token',
   'apiKey',
+  'secret',
 ])
 const REDACTED = '[Redacted]'
 

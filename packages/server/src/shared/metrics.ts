@@ -5,6 +5,8 @@ import { isUeError } from './errors.js'
 export type QueueOutcome = 'admitted' | 'timeout' | 'gone'
 /** Which per-client upload limit refused an upload. */
 export type UploadLimit = 'per_minute' | 'queue_full' | 'queue_wait'
+/** How one webhook delivery attempt ended; `gave_up`: failed past the event's longest age. */
+export type WebhookOutcome = 'delivered' | 'failed' | 'gave_up'
 
 /**
  * What the handlers report. Label values come from the configured action names, error codes
@@ -27,6 +29,10 @@ export interface Metrics {
   uploadLimited(limit: UploadLimit): void
   /** Any request the server answered, by route, method and HTTP status. */
   httpRequest(route: string, method: string, status: number, seconds: number): void
+  /** One webhook delivery attempt, by event type and outcome. */
+  webhookDelivery(type: string, outcome: WebhookOutcome): void
+  /** An in-process event handler (`on`) that threw or rejected, by event type. */
+  eventHandlerFailed(type: string): void
 }
 
 export const noMetrics: Metrics = {
@@ -38,6 +44,8 @@ export const noMetrics: Metrics = {
   uploadQueued: () => () => {},
   uploadLimited() {},
   httpRequest() {},
+  webhookDelivery() {},
+  eventHandlerFailed() {},
 }
 
 export interface MetricsRegistry extends Metrics {
@@ -147,6 +155,18 @@ export function createMetrics(): MetricsRegistry {
     labelNames: ['dependency', 'operation'],
     registers,
   })
+  const webhookDeliveries = new Counter({
+    name: 'ueditor_webhook_deliveries_total',
+    help: 'Webhook delivery attempts, by event type and outcome (delivered, failed, gave_up)',
+    labelNames: ['type', 'outcome'],
+    registers,
+  })
+  const eventHandlerFailures = new Counter({
+    name: 'ueditor_event_handler_failures_total',
+    help: 'In-process event handlers that threw or rejected, by event type',
+    labelNames: ['type'],
+    registers,
+  })
 
   let processMetrics = false
   return {
@@ -198,6 +218,12 @@ export function createMetrics(): MetricsRegistry {
       const m = METHODS.has(method) ? method : 'OTHER'
       httpRequests.inc({ route, method: m, status: String(status) })
       httpSeconds.observe({ route }, seconds)
+    },
+    webhookDelivery(type, outcome) {
+      webhookDeliveries.inc({ type, outcome })
+    },
+    eventHandlerFailed(type) {
+      eventHandlerFailures.inc({ type })
     },
     timeImages(processor) {
       imagesWaiting = () => processor.waiting ?? 0

@@ -1,14 +1,23 @@
+import { parseDuration as parseGrace } from '../config/duration.js'
 import type { ServerConfig } from '../config/load.js'
+import type { MetadataStore } from '../db/types.js'
+import { sweepOrphans } from '../documents/orphans.js'
 import { buildActionTable } from '../editor/action-table.js'
+import { removeAnnounced } from '../editor/file-events.js'
+import { orphanEventHooks } from '../events/document-events.js'
+import { createEvents, type Events } from '../events/publisher.js'
 import { keyRecogniser } from '../ingest/keys.js'
 import { isUeError } from '../shared/errors.js'
+import { silentLogger } from '../shared/log.js'
+import type { Logger } from '../shared/types.js'
 import { storageDriver } from '../start-up.js'
 import { type Action, type Mismatch, reconcile } from './reconcile.js'
 import { withStore } from './with-store.js'
 
 /** The command line, for the binary's own usage text. */
 export const FILES_COMMANDS =
-  'ueditor-server files reconcile [--fix] [--grace <duration>] [--quiet]'
+  'ueditor-server files reconcile [--fix] [--grace <duration>] [--quiet]\n' +
+  '       ueditor-server files orphans [--fix] [--grace <duration>]'
 
 /** Exit code when mismatches were found and are still there. */
 export const MISMATCHES_LEFT = 3
@@ -26,6 +35,16 @@ reconcile  compares the stored objects with the index rows and lists objects wit
            an extension) are ever deleted; any other file is reported as foreign and kept.
 --grace    the grace period: a number with s, m, h or d (default 1h); 0 with care.
 --quiet    print nothing when nothing is left to fix (for cron, which mails any output).
+
+orphans    lists the stored files no document references (docs/documents.md), stored after
+           document tracking started (documents.enabled) and longer ago than the grace
+           period. Exit code 0 when none are left, ${MISMATCHES_LEFT} when some remain, 1 when it
+           cannot run.
+--fix      removes them (index row, then the stored object); their bytes leave the owner's
+           quota. A file a document takes up again in the meantime is kept.
+--grace    the grace period: 7d, 12h, 30m or a number of seconds (default documents.orphanGrace,
+           7d).
+
 Uses the same configuration as "serve" (--env-file, UEDITOR_CONFIG, UEDITOR_* variables);
 never creates an index that does not exist.`
 
@@ -38,6 +57,7 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
     return 2
   }
   const [command, ...rest] = args
+  if (command === 'orphans') return runOrphans(rest, usage)
   if (command !== 'reconcile')
     return usage(command === undefined ? 'Missing command.' : `Unknown command "${command}".`)
   let fix = false
@@ -66,6 +86,13 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
         fix,
         graceMs,
         ours: keyRecogniser(uploadPathFormats(config)),
+        // An object without a row was never announced as stored; a row that goes was.
+        removeRow: (key) =>
+          removeAnnounced(
+            { files: store.files, events: cliEvents(config, store), publicUrl: config.publicUrl },
+            key,
+            'reconcile',
+          ),
         onMismatch: (m, action) => {
           if (!quiet || m.kind !== 'foreign object') say(`${describe(m, action)}\n`)
         },
@@ -91,6 +118,93 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
       await storage.close?.()
     }
   })
+}
+
+/**
+ * Events of a command: to the outbox when a webhook is set, for the serving nodes to deliver
+ * (they poll it); there are no in-process handlers outside a server.
+ */
+export function cliEvents(config: ServerConfig, store: MetadataStore): Events {
+  return createEvents({
+    outbox: config.webhooks.url === undefined ? undefined : store.outbox,
+    log: silentLogger,
+  })
+}
+
+/** `files orphans [--fix] [--grace <duration>]`. */
+async function runOrphans(
+  args: readonly string[],
+  usage: (problem: string) => number,
+): Promise<number> {
+  let fix = false
+  let graceMs: number | undefined
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]
+    if (arg === '--fix') fix = true
+    else if (arg === '--grace') {
+      const parsed = args[i + 1] === undefined ? undefined : parseGrace(args[++i] as string)
+      if (parsed === undefined) return usage('--grace needs a duration such as 7d, 12h or 3600.')
+      graceMs = parsed
+    } else return usage(`Unexpected argument "${arg}".`)
+  }
+  return withStore(async (store, config) => {
+    const start = await store.documents.tracking()
+    if (start === null) {
+      process.stdout.write(
+        'Document tracking has never been on (documents.enabled), so no file is an orphan.\n',
+      )
+      return 0
+    }
+    const grace = graceMs ?? (parseGrace(config.documents.orphanGrace) as number)
+    const storage = storageDriver(config.storage)
+    try {
+      const result = await sweepOrphans(
+        { documents: store.documents, storage, log: cliLog },
+        {
+          storedBefore: Date.now() - grace,
+          fix,
+          hooks: orphanEventHooks(cliEvents(config, store), config.publicUrl),
+          seen: (file, removed) =>
+            process.stdout.write(
+              `orphan: ${file.key} (${file.size} bytes, ${new Date(file.createdAt).toISOString()}` +
+                `${file.owner === null ? '' : `, owner ${file.owner}`})${removed ? ': removed' : fix ? ': kept, a document uses it now' : ''}\n`,
+            ),
+        },
+      )
+      const left = result.found - result.removed
+      process.stdout.write(
+        `\n${count(result.found, 'orphan')} stored since ${new Date(start.startedAt).toISOString()} ` +
+          `and more than ${graceText(grace)} ago` +
+          (fix ? `; ${result.removed} removed (${result.bytes} bytes).\n` : '.\n') +
+          (left > 0 && !fix ? 'Run with --fix to remove them.\n' : ''),
+      )
+      return left > 0 ? MISMATCHES_LEFT : 0
+    } catch (err) {
+      if (!isUeError(err)) throw err
+      process.stderr.write(`files orphans could not finish (${err.code}): ${err.message}\n`)
+      return 1
+    } finally {
+      await storage.close?.()
+    }
+  })
+}
+
+/** Warnings (an object that could not be deleted after its row) go to stderr as one line. */
+const cliLog: Logger = {
+  debug() {},
+  info() {},
+  warn: (fields, message) => process.stderr.write(`${message}: ${JSON.stringify(fields)}\n`),
+  error: (fields, message) => process.stderr.write(`${message}: ${JSON.stringify(fields)}\n`),
+}
+
+function graceText(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+  ] as const)
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`
+  return `${ms / 1000}s`
 }
 
 /** Every path format an upload action renders keys from: the keys this server gives. */

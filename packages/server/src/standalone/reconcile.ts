@@ -32,6 +32,11 @@ export interface ReconcileOptions {
   /** With `fix`, only objects and rows at least this old are removed. */
   graceMs: number
   onMismatch(m: Mismatch, action: Action): void
+  /**
+   * Removes a row without an object; default `files.remove`. The CLI passes one that also
+   * records the file's `fileDeleted` event in the same transaction.
+   */
+  removeRow?: (key: StorageKey) => Promise<boolean>
   now?: number
 }
 
@@ -104,7 +109,7 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileSummary> 
       summary.rowsWithoutObject++
       await settle({ kind: 'row without object', key, size, at: createdAt }, async () => {
         if ((await o.storage.stat(key)) !== null) return false
-        return o.files.remove(key)
+        return o.removeRow ? o.removeRow(key) : o.files.remove(key)
       })
       row = await rows.next()
     }

@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
+import pg from 'pg'
 import { openMetadataStore } from '../../src/db/open.js'
 import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
+import type { StorageKey } from '../../src/shared/types.js'
 import { aiUsageContract } from '../contracts/ai-usage.contract.js'
+import { documentEventsContract } from '../contracts/document-events.contract.js'
+import { documentRepositoryContract } from '../contracts/document-repo.contract.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
+import { outboxContract } from '../contracts/outbox.contract.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { ADMIN_TOKEN, adminCreate, materialsClient } from '../helpers/materials.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
@@ -32,6 +37,9 @@ if ('unavailable' in lane) {
   fileIndexContract('postgres', open, openNodes)
   materialRepositoryContract('postgres', open)
   aiUsageContract('postgres', openNodes)
+  outboxContract('postgres', openNodes)
+  documentEventsContract('postgres', open)
+  documentRepositoryContract('postgres', open, openNodes)
 
   describe('PostgreSQL metadata store', () => {
     test('reports the postgres dialect and keeps entries across close and reopen', async () => {
@@ -46,6 +54,8 @@ if ('unavailable' in lane) {
         '0005_file_counts',
         '0006_material_search',
         '0007_ai_usage',
+        '0008_documents',
+        '0009_event_outbox',
       ])
       const added = await first.files.add({
         key: '2025/01/02/kept.png' as never,
@@ -65,6 +75,125 @@ if ('unavailable' in lane) {
       } finally {
         await second.close()
       }
+    })
+
+    test('an orphan removal that meets a save of a document using the file waits for it and keeps the file', async (t) => {
+      const url = await cluster.createDatabase()
+      const saver = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+      const sweeper = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+      const watcher = new pg.Client({ connectionString: url })
+      await watcher.connect()
+      t.after(async () => {
+        await watcher.end()
+        await saver.close()
+        await sweeper.close()
+      })
+      await saver.migrate()
+      await saver.documents.startTracking()
+      const file = await saver.files.add({
+        key: '2026/01/01/raced.png' as StorageKey,
+        category: 'image',
+        originalName: 'raced.png',
+        ext: '.png',
+        size: 10,
+        mime: 'image/png',
+        sha256: 'd'.repeat(64),
+        createdAt: 1_000,
+      })
+      let release = () => {}
+      const held = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      let entered = () => {}
+      const inside = new Promise<void>((resolve) => {
+        entered = resolve
+      })
+      // The save stops inside its transaction, its reference written but not committed.
+      const saving = saver.documents.save('post', [file.key], {
+        user: 'alice',
+        anyDocument: false,
+        within: async () => {
+          entered()
+          await held
+        },
+      })
+      await inside
+      const removing = sweeper.documents.removeOrphan(file.key, { storedBefore: Date.now() })
+      // Until the removal waits on a lock the save holds.
+      for (;;) {
+        const { rows } = await watcher.query(
+          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+        )
+        if (rows[0].n > 0) break
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      release()
+      assert.deepEqual((await saving).keys, [file.key])
+      assert.equal(await removing, null)
+      assert.ok(await saver.files.get(file.key))
+      assert.deepEqual((await saver.documents.get('post'))?.keys, [file.key])
+    })
+
+    test('a save that meets an orphan removal of a file it uses waits for it and is refused with UE_CONFLICT', async (t) => {
+      const url = await cluster.createDatabase()
+      const sweeper = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+      const saver = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+      const watcher = new pg.Client({ connectionString: url })
+      await watcher.connect()
+      t.after(async () => {
+        await watcher.end()
+        await saver.close()
+        await sweeper.close()
+      })
+      await sweeper.migrate()
+      await sweeper.documents.startTracking()
+      const file = await sweeper.files.add({
+        key: '2026/01/01/swept.png' as StorageKey,
+        category: 'image',
+        originalName: 'swept.png',
+        ext: '.png',
+        size: 10,
+        mime: 'image/png',
+        sha256: 'f'.repeat(64),
+        createdAt: 1_000,
+      })
+      let release = () => {}
+      const held = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      let entered = () => {}
+      const inside = new Promise<void>((resolve) => {
+        entered = resolve
+      })
+      // The removal stops inside its transaction, the row deleted but not committed.
+      const removing = sweeper.documents.removeOrphan(file.key, {
+        storedBefore: Date.now(),
+        within: async () => {
+          entered()
+          await held
+        },
+      })
+      await inside
+      const saving = saver.documents.save('post', [file.key], { user: 'alice', anyDocument: false })
+      for (;;) {
+        const { rows } = await watcher.query(
+          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+        )
+        if (rows[0].n > 0) break
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      release()
+      assert.deepEqual(await removing, file)
+      await assert.rejects(
+        saving,
+        (e) => isUeError(e) && e.code === 'UE_CONFLICT' && /save again/.test(e.message),
+      )
+      assert.equal(await saver.documents.get('post'), null)
+      const again = await saver.documents.save('post', [file.key], {
+        user: 'alice',
+        anyDocument: false,
+      })
+      assert.deepEqual(again.keys, [])
     })
 
     test('a wrong password is UE_INDEX_FAILED naming the server, never the password', async () => {

@@ -10,8 +10,11 @@ import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import { aiUsageContract } from '../contracts/ai-usage.contract.js'
+import { documentEventsContract } from '../contracts/document-events.contract.js'
+import { documentRepositoryContract } from '../contracts/document-repo.contract.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
+import { outboxContract } from '../contracts/outbox.contract.js'
 import { skipOrFail } from '../helpers/postgres.js'
 import {
   ENGINES,
@@ -51,6 +54,15 @@ for (const engine of applicable) {
   fileIndexContract(`sqlite (${engine})`, open, openNodes)
   materialRepositoryContract(`sqlite (${engine})`, open)
   aiUsageContract(`sqlite (${engine})`, openNodes)
+  outboxContract(`sqlite (${engine})`, openNodes)
+  documentEventsContract(`sqlite (${engine})`, open)
+  // Two connections of one process to one SQLite file would block each other's thread (the
+  // drivers are synchronous); nodes on SQLite are processes, which SQLite's lock serialises
+  // just as one connection serialises these.
+  documentRepositoryContract(`sqlite (${engine})`, open, async () => {
+    const store = await open()
+    return [store, store]
+  })
   storeTests(engine)
 }
 

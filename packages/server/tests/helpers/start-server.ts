@@ -22,7 +22,7 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(
   t: TestContext | { after(fn: () => Promise<void>): void },
   config: ServerConfigInput = {},
-  options: Pick<UeditorOptions, 'remote' | 'logger' | 'authorize'> = {},
+  options: Pick<UeditorOptions, 'remote' | 'logger' | 'authorize' | 'on'> = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-test-'))
   const server = await startServer({

@@ -54,6 +54,7 @@ async function startExample(name: string): Promise<Example> {
       editor: { videoMaxSize: 200 * 1024 * 1024 },
       catcher: { allowHosts: [origin.host] },
       ai: { baseUrl: upstream.baseUrl, apiKey: 'sk-example-apps-key-0123456789', model: 'm' },
+      documents: { enabled: true },
     }),
   )
   const child = spawn(process.execPath, [join(EXAMPLES, name, 'app.js')], {
@@ -375,6 +376,33 @@ for (const name of FRAMEWORKS) {
       const body = await res.json()
       assert.ok(body.items.length >= 1, 'the demo materials match')
       assert.ok(body.items.every((m: { name: string }) => m.name.includes('标题')))
+    })
+
+    test('saves, reads and deletes a document through the documents mount, and lists its images', async () => {
+      const up = await postFrom(editor('action=image'), image(), '127.0.0.90')
+      assert.equal(up.state, 'SUCCESS')
+      const doc = `${ex.url}/documents/post-${name}`
+      const saved = await fetch(doc, {
+        method: 'PUT',
+        headers: { 'Content-Type': 'text/html' },
+        body: `<p><img src="${up.url}" onerror="alert(1)"></p>`,
+      })
+      assert.equal(saved.status, 200)
+      assert.deepEqual(await saved.json(), {
+        html: `<p><img src="${up.url}" /></p>`,
+        files: [up.url],
+        foreign: [],
+      })
+      assert.deepEqual((await (await fetch(doc)).json()).files, [up.url])
+      const listed = await (
+        await fetch(editor(`action=listImage&document=post-${name}&start=0&size=20`))
+      ).json()
+      assert.deepEqual(
+        listed.list.map((e: { url: string }) => e.url),
+        [up.url],
+      )
+      assert.equal((await fetch(doc, { method: 'DELETE' })).status, 200)
+      assert.equal((await fetch(doc)).status, 404)
     })
 
     test('serves every URL the config answer names: each action, each stored-file prefix, formula images, the AI dialog and the loaders', async () => {

@@ -37,6 +37,7 @@ test('ueditor-server --help lists the commands and every environment variable', 
     'materials import',
     'materials export',
     'files reconcile [--fix] [--grace <duration>] [--quiet]',
+    'files orphans [--fix] [--grace <duration>]',
     'index backup <file>',
     '--env-file <file>',
     '--version',
@@ -47,7 +48,14 @@ test('ueditor-server --help lists the commands and every environment variable', 
 })
 
 test('files reconcile with a wrong argument or grace exits 2 with its usage and touches nothing', async () => {
-  for (const args of [['files'], ['files', 'check'], ['files', 'reconcile', '--grace', '5x']]) {
+  for (const args of [
+    ['files'],
+    ['files', 'check'],
+    ['files', 'reconcile', '--grace', '5x'],
+    ['files', 'orphans', '--grace', '5x'],
+    ['files', 'orphans', '--grace'],
+    ['files', 'orphans', '--quiet'],
+  ]) {
     const out = await runCli(args, { UEDITOR_DATA_DIR: '/nonexistent/ue-data' })
     assert.equal(out.code, 2, args.join(' '))
     assert.match(out.stderr, /Usage: ueditor-server files reconcile/)
@@ -161,6 +169,7 @@ test('every command and subcommand prints its usage for --help and -h, exits 0 a
     [['files'], /^Usage: ueditor-server files reconcile/],
     [['files', 'reconcile'], /^Usage: ueditor-server files reconcile/],
     [['files', 'reconcile', '--fix'], /^Usage: ueditor-server files reconcile/],
+    [['files', 'orphans'], /^Usage: ueditor-server files reconcile[\s\S]*files orphans/],
     [['index'], /^Usage: ueditor-server index backup <file>/],
     [['index', 'backup'], /^Usage: ueditor-server index backup <file>/],
   ]

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { parseDuration } from '../../src/config/duration.js'
 import { unknownEditorKeys } from '../../src/config/editor-keys.js'
 import { loadConfig, unknownVariables } from '../../src/config/load.js'
 import { isUeError } from '../../src/shared/errors.js'
@@ -256,4 +257,24 @@ test('an unknown UEDITOR_ variable is refused when it looks like one of ours or 
     /unknown variable UEDITOR_PORT \(did you mean PORT\?\)/,
   )
   assert.doesNotThrow(() => loadConfig({ env: { UEDITOR_FRONTEND_BUILD_ID: '42' } }))
+})
+
+test('documents durations read 7d, 12h, 30m and seconds, and a wrong one is refused naming the forms', () => {
+  const config = loadConfig({
+    env: { UEDITOR_DOCUMENTS_ORPHAN_GRACE: '12h', UEDITOR_DOCUMENTS_SWEEP_INTERVAL: '3600' },
+  })
+  assert.equal(config.documents.orphanGrace, '12h')
+  assert.equal(parseDuration(config.documents.orphanGrace), 43_200_000)
+  assert.equal(parseDuration(config.documents.sweepInterval as string), 3_600_000)
+  assert.equal(parseDuration('7d'), 604_800_000)
+  assert.equal(parseDuration('30m'), 1_800_000)
+  assert.throws(
+    () => loadConfig({ env: { UEDITOR_DOCUMENTS_ORPHAN_GRACE: '1w' } }),
+    (e) =>
+      isUeError(e) &&
+      /documents\.orphanGrace \(from UEDITOR_DOCUMENTS_ORPHAN_GRACE=1w\): must be a duration/.test(
+        e.message,
+      ),
+  )
+  assert.equal(loadConfig({ env: {} }).documents.enabled, false, 'off by default')
 })

@@ -3,6 +3,7 @@ import { toStorageKey } from '../../ingest/keys.js'
 import { UeError } from '../../shared/errors.js'
 import type { StorageKey } from '../../shared/types.js'
 import type { ActionContext } from '../deps.js'
+import { removeAnnounced } from '../file-events.js'
 
 const MAX_FORM_BYTES = 16 * 1024
 
@@ -12,7 +13,7 @@ const MAX_FORM_BYTES = 16 * 1024
  * failure leaves a row to retry with. A URL that names nothing (already deleted) is SUCCESS.
  */
 export async function handleDelete(ctx: ActionContext): Promise<{ state: 'SUCCESS' }> {
-  const { files, storage, config, log } = ctx.deps
+  const { files, events, storage, config, log } = ctx.deps
   const form = await readUrlEncodedForm(ctx.request, {
     maxBytes: MAX_FORM_BYTES,
     timeouts: config.http,
@@ -38,7 +39,7 @@ export async function handleDelete(ctx: ActionContext): Promise<{ state: 'SUCCES
     throw new UeError('UE_FORBIDDEN')
   }
   await storage.delete(key)
-  await files.remove(key)
+  await removeAnnounced({ files, events, publicUrl: config.publicUrl }, key, 'user')
   verdict('deleted')
   return { state: 'SUCCESS' }
 }

@@ -1,4 +1,5 @@
 import type { OwnerFilter } from '../../db/types.js'
+import { UeError } from '../../shared/errors.js'
 import type { ListRule } from '../action-table.js'
 import type { ActionContext } from '../deps.js'
 import { type ListEntry, listEntry } from '../results.js'
@@ -24,10 +25,12 @@ export async function handleList(ctx: ActionContext, rule: ListRule): Promise<Li
     Math.max(singleInteger(ctx.url.searchParams, 'size', SIZE) ?? rule.listSize, 1),
     MAX_LIST_SIZE,
   )
+  const document = documentFilter(ctx.url.searchParams)
   const page = await ctx.deps.files.list({
     owners: ownersFor(ctx),
     categories: rule.categories,
     exts: rule.allowFiles,
+    ...(document === undefined ? {} : { document }),
     start,
     size,
   })
@@ -48,6 +51,19 @@ function ownersFor(ctx: ActionContext): OwnerFilter {
   if (actor.admin || actor.user === null) return { kind: 'all' }
   if (ctx.deps.config.auth.sharedLibrary) return { kind: 'owned' }
   return { kind: 'user', user: actor.user }
+}
+
+/**
+ * `document=<id>`: only the files that document references (docs/documents.md). Absent: the
+ * whole listing; repeated or not a document id: refused.
+ */
+function documentFilter(params: URLSearchParams): string | undefined {
+  const values = params.getAll('document')
+  if (values.length === 0) return undefined
+  const id = values[0] as string
+  if (values.length > 1 || id.length === 0 || [...id].length > 200 || /\p{Cc}/u.test(id))
+    throw new UeError('UE_VALIDATION_FAILED', { detail: 'document: one id of 1-200 characters' })
+  return id
 }
 
 const START = /^-?\d{1,15}$/

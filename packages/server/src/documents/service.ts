@@ -1,0 +1,120 @@
+import {
+  type DbTransaction,
+  type DocumentRecord,
+  type DocumentRepository,
+  MAX_DOCUMENT_ID_LENGTH,
+} from '../db/document-repo.js'
+import { UeError } from '../shared/errors.js'
+import type { StorageKey } from '../shared/types.js'
+import { articleUrls, type FileUrls } from './references.js'
+import type { ArticleSanitizer } from './sanitize.js'
+
+/** Who saves, reads or deletes a document. */
+export interface DocumentActor {
+  /** The signed-in user; null for a service credential without a user, or nobody (mode none). */
+  user: string | null
+  /** Admins, services and mode none may touch any document; a user only their own. */
+  anyDocument: boolean
+}
+
+/** What a save answers: the cleaned article and the addresses it uses. */
+export interface SavedArticle {
+  html: string
+  /** This server's stored files it references, as the server hands their URLs out. */
+  files: string[]
+  /** Remote (http or https) images still in it, as written. */
+  foreign: string[]
+}
+
+/** What a read answers: the references of the last save, and when it was. */
+export interface DocumentView {
+  id: string
+  owner: string | null
+  files: string[]
+  /** ISO 8601. */
+  savedAt: string
+}
+
+/**
+ * What the host app's events add to a save and a delete: `within` runs inside the change's
+ * transaction (an outbox row), `after` once it is committed.
+ */
+export interface DocumentHooks {
+  saved?: {
+    /** `article.foreign`: the remote images left in the saved article. */
+    within?: (
+      trx: DbTransaction,
+      document: DocumentRecord,
+      article: { foreign: readonly string[] },
+    ) => Promise<void>
+    after?: (document: DocumentRecord) => void | Promise<void>
+  }
+  deleted?: {
+    within?: (trx: DbTransaction, document: DocumentRecord) => Promise<void>
+    after?: (document: DocumentRecord) => void | Promise<void>
+  }
+}
+
+export interface DocumentService {
+  save(id: string, html: string, actor: DocumentActor): Promise<SavedArticle>
+  get(id: string, actor: DocumentActor): Promise<DocumentView>
+  /** The view of the document as it was; UE_NOT_FOUND when there is none. */
+  remove(id: string, actor: DocumentActor): Promise<DocumentView>
+}
+
+export function createDocumentService(o: {
+  repo: DocumentRepository
+  sanitize: ArticleSanitizer
+  urls: FileUrls
+  hooks?: DocumentHooks
+}): DocumentService {
+  const { repo, urls } = o
+  const view = (doc: DocumentRecord): DocumentView => ({
+    id: doc.id,
+    owner: doc.owner,
+    files: doc.keys.map(urls.urlOf),
+    savedAt: new Date(doc.savedAt).toISOString(),
+  })
+  return {
+    async save(id, html, actor) {
+      const clean = o.sanitize(html)
+      const found = articleUrls(clean)
+      const keys: StorageKey[] = []
+      for (const url of found.all) {
+        const key = urls.keyOf(url)
+        if (key !== null) keys.push(key)
+      }
+      const foreign = [...new Set(found.images.filter(urls.isRemote))]
+      const within = o.hooks?.saved?.within
+      const saved = await repo.save(id, keys, {
+        ...actor,
+        within: within && ((trx, document) => within(trx, document, { foreign })),
+      })
+      await o.hooks?.saved?.after?.(saved)
+      return { html: clean, files: saved.keys.map(urls.urlOf), foreign }
+    },
+    async get(id, actor) {
+      const doc = await repo.get(id)
+      if (doc === null) throw new UeError('UE_NOT_FOUND', { detail: 'no such document' })
+      if (!actor.anyDocument && (actor.user === null || doc.owner !== actor.user))
+        throw new UeError('UE_FORBIDDEN', { detail: 'another user owns this document' })
+      return view(doc)
+    },
+    async remove(id, actor) {
+      const removed = await repo.remove(id, { ...actor, within: o.hooks?.deleted?.within })
+      if (removed === null) throw new UeError('UE_NOT_FOUND', { detail: 'no such document' })
+      await o.hooks?.deleted?.after?.(removed)
+      return view(removed)
+    },
+  }
+}
+
+/** The host's document id: 1-200 characters, none of them a control character. */
+export function documentId(raw: string): string {
+  const length = [...raw].length
+  if (length < 1 || length > MAX_DOCUMENT_ID_LENGTH || /\p{Cc}/u.test(raw))
+    throw new UeError('UE_VALIDATION_FAILED', {
+      detail: 'a document id is 1-200 characters, without control characters',
+    })
+  return raw
+}
