@@ -10,7 +10,9 @@ import type { ServerConfigInput } from './config/schema.js'
 import type { AiUsageStore } from './db/ai-usage.js'
 import type { MetadataStore } from './db/types.js'
 import { buildActionTable } from './editor/action-table.js'
+import type { EditorDeps } from './editor/deps.js'
 import { createEditorHandler } from './editor/dispatch.js'
+import { serverUploadGate } from './editor/limits.js'
 import type { FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
 import { createMetricsEndpoint } from './http/metrics-endpoint.js'
@@ -39,6 +41,9 @@ import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
 import { loadOptionsOf, type Opened, startUp } from './start-up.js'
 import type { StorageDriver } from './storage/driver.js'
 import { uploadResultAction } from './uploads/result-action.js'
+import { startUploadSweep } from './uploads/sweep.js'
+import { createTusRoute, TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/route.js'
+import { tusPlace } from './uploads/tus/stores.js'
 import { createUnfinishedUploads, type UnfinishedUploads } from './uploads/unfinished.js'
 
 export interface UeditorOptions {
@@ -151,7 +156,10 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       stopAccepting() {
         stopping = true
       },
-      close: opened.close,
+      async close() {
+        await s.stopSweep()
+        await opened.close()
+      },
     }
   } catch (e) {
     await opened.close().catch(() => {})
@@ -168,6 +176,10 @@ interface Services {
   metrics: FetchHandler
   /** What each way of resumable or direct uploading keeps of its unfinished uploads. */
   unfinished: UnfinishedUploads
+  /** Resumable uploads, when `tus.enabled`. */
+  tus: FetchHandler | undefined
+  /** Stops the expiry sweep of unfinished uploads (waits for a pass that is running). */
+  stopSweep(): Promise<void>
 }
 
 function services(
@@ -186,7 +198,7 @@ function services(
     throttle: failureThrottle(config.auth.failuresPerMinute),
     log,
   }
-  const editor = createEditorHandler({
+  const editorDeps: EditorDeps = {
     config,
     table: buildActionTable(config.editor, {
       deleteActionName: config.delete.enabled ? config.delete.actionName : undefined,
@@ -200,10 +212,28 @@ function services(
     log,
     metrics,
     auth: createAuthenticator(auth),
+    // One gate: multipart, resumable and direct uploads count against the same limits.
+    gate: serverUploadGate(config, metrics),
     ai: aiRelay(config, log, store.aiUsage),
     uploadResult: uploadResultAction(unfinished),
     closing: o.stopping,
-  })
+  }
+  const editor = createEditorHandler(editorDeps)
+  let tus: FetchHandler | undefined
+  if (config.tus.enabled) {
+    const place = tusPlace(config, storage, log)
+    unfinished.register('tus', place)
+    tus = createTusRoute({
+      deps: { ...editorDeps, unfinished },
+      place,
+      gate: editorDeps.gate as NonNullable<EditorDeps['gate']>,
+      path: config.routes.tus,
+    }).handler
+  }
+  const sweep = startUploadSweep(
+    { uploads: store.uploads, unfinished, log },
+    config.uploads.sweepIntervalMs,
+  )
   const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
   const ready = createReadiness(readinessChecks(config, store, storage))
   const health: FetchHandler = async (request) => {
@@ -214,7 +244,16 @@ function services(
     return ready(request)
   }
   const metricsEndpoint = createMetricsEndpoint(metrics, config.metrics.token)
-  return { auth, editor, materials, health, metrics: metricsEndpoint, unfinished }
+  return {
+    auth,
+    editor,
+    materials,
+    health,
+    metrics: metricsEndpoint,
+    unfinished,
+    tus,
+    stopSweep: sweep.stop,
+  }
 }
 
 /** Every path the server answers: one entry a route (`routes.ts` says what follows from it). */
@@ -264,6 +303,18 @@ function routeList(config: ServerConfig, opened: Opened, s: Services): Route[] {
       match: { exact: config.metrics.enabled ? [config.metrics.path] : [] },
       handler: s.metrics,
       ...READ,
+    },
+    {
+      name: 'tus',
+      match: s.tus ? { exact: [at.tus], prefix: `${at.tus}/` } : { exact: [] },
+      handler: s.tus ?? notFound,
+      methods: ['POST', 'HEAD', 'PATCH', 'DELETE', 'OPTIONS'],
+      cors: true,
+      corsProtocol: {
+        allowHeaders: TUS_REQUEST_HEADERS,
+        exposeHeaders: TUS_EXPOSED_HEADERS,
+        discovery: true,
+      },
     },
     {
       name: 'health',
