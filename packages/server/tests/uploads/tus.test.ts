@@ -291,6 +291,15 @@ describe('tus uploads on disk', () => {
     assert.equal(config.uploadTusUrl, '/tus')
   })
 
+  test('with tus.enabled false the route is not served and the config answer does not name it', async (t) => {
+    const srv = await startTestServer(t, { ...AUTH, tus: { enabled: false } })
+    const created = await create(srv, { length: PDF.length, metadata: { filename: 'a.pdf' } })
+    assert.equal(created.status, 404)
+    assert.equal(created.json().error?.code, 'UE_NOT_FOUND')
+    const config = await (await fetch(srv.action('config'), { headers: bearer(ALICE) })).json()
+    assert.equal('uploadTusUrl' in config, false)
+  })
+
   test('browsers on an allowed origin may send and read the tus headers', async (t) => {
     const origin = 'https://editor.example'
     const srv = await startTestServer(t, { ...AUTH, http: { corsOrigins: [origin] } })
