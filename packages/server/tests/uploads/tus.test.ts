@@ -291,6 +291,37 @@ describe('tus uploads on disk', () => {
     assert.equal(config.uploadTusUrl, '/tus')
   })
 
+  test('creations count against the per-minute upload rate, each chunk of an upload does not', async (t) => {
+    const srv = await startTestServer(t, { ...AUTH, limits: { uploadsPerMinute: 2 } })
+    const chunk = 10
+    const bytes = Buffer.concat([PDF, Buffer.alloc(6 * chunk - PDF.length, 32)])
+    const url = uploadUrl(
+      srv,
+      await create(srv, { length: bytes.length, metadata: { filename: 'a.pdf' } }),
+    )
+    let last: TusAnswer | undefined
+    for (let offset = 0; offset < bytes.length; offset += chunk) {
+      last = await tusFetch(url, {
+        method: 'PATCH',
+        headers: {
+          ...bearer(ALICE),
+          'Upload-Offset': String(offset),
+          'Content-Type': 'application/offset+octet-stream',
+        },
+        body: bytes.subarray(offset, offset + chunk),
+      })
+      assert.ok(
+        last.status === 204 || last.status === 200,
+        `${offset}: ${last.status} ${last.text}`,
+      )
+    }
+    assert.equal(last?.json().state, 'SUCCESS')
+    assert.equal((await create(srv, { length: 10, metadata: { filename: 'b.pdf' } })).status, 201)
+    const third = await create(srv, { length: 10, metadata: { filename: 'c.pdf' } })
+    assert.equal(third.status, 429)
+    assert.equal(third.json().error?.code, 'UE_RATE_LIMITED')
+  })
+
   test('with tus.enabled false the route is not served and the config answer does not name it', async (t) => {
     const srv = await startTestServer(t, { ...AUTH, tus: { enabled: false } })
     const created = await create(srv, { length: PDF.length, metadata: { filename: 'a.pdf' } })
