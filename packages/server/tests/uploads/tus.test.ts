@@ -7,7 +7,16 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
 import * as tus from 'tus-js-client'
 import type { ServerConfigInput } from '../../src/config/schema.js'
-import { ALICE, BOB, TOKENS } from '../helpers/auth.js'
+import {
+  ALICE,
+  AUDIENCE,
+  BOB,
+  hsToken,
+  ISSUER,
+  SECRET,
+  TOKENS,
+  unsignedToken,
+} from '../helpers/auth.js'
 import { PDF, png } from '../helpers/fixtures.js'
 import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
@@ -320,6 +329,44 @@ describe('tus uploads on disk', () => {
     const third = await create(srv, { length: 10, metadata: { filename: 'c.pdf' } })
     assert.equal(third.status, 429)
     assert.equal(third.json().error?.code, 'UE_RATE_LIMITED')
+  })
+
+  test('a JWT is a credential as for every upload; a session cookie is not, from another site’s page', async (t) => {
+    const jwt = await startTestServer(t, {
+      auth: { jwt: { secret: SECRET, audience: AUDIENCE, issuer: ISSUER } },
+    })
+    const made = await create(jwt, {
+      length: 10,
+      token: await hsToken({ sub: 'carol' }),
+      metadata: { filename: 'a.pdf' },
+    })
+    assert.equal(made.status, 201, made.text)
+    const forged = await create(jwt, {
+      length: 10,
+      token: unsignedToken('carol'),
+      metadata: { filename: 'a.pdf' },
+    })
+    assert.equal(forged.status, 401)
+
+    const hook = (request: Request) => {
+      const m = /(?:^|;\s*)session=(\w+)/.exec(request.headers.get('cookie') ?? '')
+      return m ? { user: m[1] as string } : null
+    }
+    const cookie = await startTestServer(t, {}, { authorize: hook })
+    const post = (site: string) =>
+      tusFetch(tusUrl(cookie), {
+        method: 'POST',
+        headers: {
+          Cookie: 'session=dave',
+          'Sec-Fetch-Site': site,
+          'Upload-Length': '10',
+          'Upload-Metadata': tusMetadata({ filename: 'a.pdf' }),
+        },
+      })
+    assert.equal((await post('same-origin')).status, 201)
+    const other = await post('cross-site')
+    assert.equal(other.status, 403)
+    assert.equal(other.json().error?.code, 'UE_CROSS_SITE')
   })
 
   test('with tus.enabled false the route is not served and the config answer does not name it', async (t) => {
