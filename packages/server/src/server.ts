@@ -16,7 +16,9 @@ import { createArticleSanitizer } from './documents/sanitize.js'
 import { createDocumentService, type DocumentHooks } from './documents/service.js'
 import { type OrphanSweep, startOrphanSweep } from './documents/sweep.js'
 import { buildActionTable } from './editor/action-table.js'
+import type { EditorDeps } from './editor/deps.js'
 import { createEditorHandler } from './editor/dispatch.js'
+import { serverUploadGate } from './editor/limits.js'
 import { documentEventHooks, orphanEventHooks } from './events/document-events.js'
 import { checkHandlers } from './events/publisher.js'
 import type { EventHandlers } from './events/types.js'
@@ -47,6 +49,11 @@ import { jsonResponse } from './shared/respond.js'
 import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
 import { loadOptionsOf, type Opened, startUp } from './start-up.js'
 import type { StorageDriver } from './storage/driver.js'
+import { uploadResultAction } from './uploads/result-action.js'
+import { startUploadSweep } from './uploads/sweep.js'
+import { createTusRoute, TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/route.js'
+import { tusPlace } from './uploads/tus/stores.js'
+import { createUnfinishedUploads, type UnfinishedUploads } from './uploads/unfinished.js'
 
 export interface UeditorOptions {
   /** Config values, applied over the file and the environment. */
@@ -181,6 +188,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       },
       async close() {
         await sweep?.stop()
+        await s.stopSweep()
         await opened.close()
       },
     }
@@ -199,6 +207,12 @@ interface Services {
   /** `/healthz` and `/readyz`. */
   health: FetchHandler
   metrics: FetchHandler
+  /** What each way of resumable or direct uploading keeps of its unfinished uploads. */
+  unfinished: UnfinishedUploads
+  /** Resumable uploads, when `tus.enabled`. */
+  tus: FetchHandler | undefined
+  /** Stops the expiry sweep of unfinished uploads (waits for a pass that is running). */
+  stopSweep(): Promise<void>
 }
 
 function services(
@@ -208,6 +222,8 @@ function services(
 ): Services {
   const { store, storage } = opened
   const { log, metrics } = o
+  // Each way of resumable or direct uploading registers what it keeps of unfinished uploads.
+  const unfinished = createUnfinishedUploads()
   const auth: AuthSetup = {
     settings: config.auth,
     mode: resolveAuthMode(config.auth, o.authorize !== undefined),
@@ -215,7 +231,7 @@ function services(
     throttle: failureThrottle(config.auth.failuresPerMinute),
     log,
   }
-  const editor = createEditorHandler({
+  const editorDeps: EditorDeps = {
     config,
     table: buildActionTable(config.editor, {
       deleteActionName: config.delete.enabled ? config.delete.actionName : undefined,
@@ -224,14 +240,34 @@ function services(
     storage,
     files: store.files,
     events: opened.events,
+    uploads: store.uploads,
     images: opened.images,
     remote: opened.remote,
     log,
     metrics,
     auth: createAuthenticator(auth),
+    // One gate: multipart, resumable and direct uploads count against the same limits.
+    gate: serverUploadGate(config, metrics),
     ai: aiRelay(config, log, store.aiUsage),
+    uploadResult: uploadResultAction(unfinished),
     closing: o.stopping,
-  })
+  }
+  const editor = createEditorHandler(editorDeps)
+  let tus: FetchHandler | undefined
+  if (config.tus.enabled) {
+    const place = tusPlace(config, storage, log)
+    unfinished.register('tus', place)
+    tus = createTusRoute({
+      deps: { ...editorDeps, unfinished },
+      place,
+      gate: editorDeps.gate as NonNullable<EditorDeps['gate']>,
+      path: config.routes.tus,
+    }).handler
+  }
+  const sweep = startUploadSweep(
+    { uploads: store.uploads, unfinished, log },
+    config.uploads.sweepIntervalMs,
+  )
   const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
   const documents = config.documents.enabled
     ? documentsHandler(config, opened, auth, documentEventHooks(opened.events, config.publicUrl))
@@ -245,7 +281,17 @@ function services(
     return ready(request)
   }
   const metricsEndpoint = createMetricsEndpoint(metrics, config.metrics.token)
-  return { auth, editor, materials, documents, health, metrics: metricsEndpoint }
+  return {
+    auth,
+    editor,
+    materials,
+    documents,
+    health,
+    metrics: metricsEndpoint,
+    unfinished,
+    tus,
+    stopSweep: sweep.stop,
+  }
 }
 
 function documentsHandler(
@@ -341,6 +387,18 @@ function routeList(config: ServerConfig, opened: Opened, s: Services): Route[] {
       match: { exact: config.metrics.enabled ? [config.metrics.path] : [] },
       handler: s.metrics,
       ...READ,
+    },
+    {
+      name: 'tus',
+      match: s.tus ? { exact: [at.tus], prefix: `${at.tus}/` } : { exact: [] },
+      handler: s.tus ?? notFound,
+      methods: ['POST', 'HEAD', 'PATCH', 'DELETE', 'OPTIONS'],
+      cors: true,
+      corsProtocol: {
+        allowHeaders: TUS_REQUEST_HEADERS,
+        exposeHeaders: TUS_EXPOSED_HEADERS,
+        discovery: true,
+      },
     },
     {
       name: 'health',

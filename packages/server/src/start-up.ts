@@ -93,6 +93,7 @@ export async function startUp(
       aiUsage: metrics.countFailures('database', opened.aiUsage),
       outbox: metrics.countFailures('database', opened.outbox),
       documents: metrics.countFailures('database', opened.documents),
+      uploads: metrics.countFailures('database', opened.uploads),
     }
     const events = openEvents(config, store, { log, metrics, on: o.on }, closers)
 

@@ -15,6 +15,8 @@ export type DbTransaction = Kysely<DbSchema>
 /** Work run inside a change's transaction, after the change; if it fails, nothing commits. */
 export type Within = (trx: DbTransaction) => Promise<void>
 
+import type { UploadLedger } from './upload-ledger.js'
+
 export interface FileEntry {
   id: number
   key: StorageKey
@@ -94,6 +96,8 @@ export interface MetadataStore {
   readonly outbox: Outbox
   /** The host app's documents, their file references and orphans. */
   readonly documents: DocumentRepository
+  /** Resumable and direct uploads until they are settled. */
+  readonly uploads: UploadLedger
   /** One trivial query: resolves when the database answers, fails with UE_INDEX_FAILED if not. */
   ping(): Promise<void>
   /** Returns the names of the migrations this call ran (empty when already up to date). */

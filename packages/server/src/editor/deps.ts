@@ -3,6 +3,7 @@ import type { Authenticator } from '../auth/authenticator.js'
 import type { Principal } from '../auth/types.js'
 import type { ServerConfig } from '../config/load.js'
 import type { FileIndex } from '../db/types.js'
+import type { UploadLedger } from '../db/upload-ledger.js'
 import type { Events } from '../events/publisher.js'
 import type { ImageProcessor } from '../images/processor.js'
 import type { RemoteFetcher } from '../ingest/remote/fetch-image.js'
@@ -10,6 +11,7 @@ import type { Metrics } from '../shared/metrics.js'
 import type { Logger } from '../shared/types.js'
 import type { StorageDriver } from '../storage/driver.js'
 import type { ActionTable } from './action-table.js'
+import type { UploadGate } from './limits.js'
 
 /** What every action handler may use; built once by the composition root. */
 export interface EditorDeps {
@@ -19,6 +21,8 @@ export interface EditorDeps {
   files: FileIndex
   /** Announces stored and deleted files (in-process handlers, the webhook outbox). */
   events: Events
+  /** Resumable and direct uploads until settled: their declared sizes count against the quota. */
+  uploads: UploadLedger
   /** Checks and re-encodes every stored raster image (passthrough when disabled). */
   images: ImageProcessor
   /** The SSRF-guarded client the catch action fetches remote images with. */
@@ -28,8 +32,12 @@ export interface EditorDeps {
   metrics?: Metrics
   /** Who a request acts for (docs/auth.md). */
   auth: Authenticator
+  /** The per-client upload limits every way of uploading shares; the editor makes its own when absent. */
+  gate?: UploadGate
   /** The AI relay, when `ai` is configured (docs/ai.md). */
   ai?: AiRelay | undefined
+  /** `?action=uploadresult` (the uploads room answers it); unknown action when absent. */
+  uploadResult?: ((ctx: ActionContext) => Promise<object>) | undefined
   /** True once the server is shutting down: every new request is refused with `UE_SHUTTING_DOWN`. */
   closing?: () => boolean
 }

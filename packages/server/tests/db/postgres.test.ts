@@ -11,6 +11,7 @@ import { documentRepositoryContract } from '../contracts/document-repo.contract.
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
 import { outboxContract } from '../contracts/outbox.contract.js'
+import { uploadLedgerContract } from '../contracts/upload-ledger.contract.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { ADMIN_TOKEN, adminCreate, materialsClient } from '../helpers/materials.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
@@ -40,6 +41,7 @@ if ('unavailable' in lane) {
   outboxContract('postgres', openNodes)
   documentEventsContract('postgres', open)
   documentRepositoryContract('postgres', open, openNodes)
+  uploadLedgerContract('postgres', openNodes)
 
   describe('PostgreSQL metadata store', () => {
     test('reports the postgres dialect and keeps entries across close and reopen', async () => {
@@ -56,6 +58,7 @@ if ('unavailable' in lane) {
         '0007_ai_usage',
         '0008_documents',
         '0009_event_outbox',
+        '0010_uploads',
       ])
       const added = await first.files.add({
         key: '2025/01/02/kept.png' as never,

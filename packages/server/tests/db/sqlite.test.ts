@@ -15,6 +15,7 @@ import { documentRepositoryContract } from '../contracts/document-repo.contract.
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
 import { outboxContract } from '../contracts/outbox.contract.js'
+import { uploadLedgerContract } from '../contracts/upload-ledger.contract.js'
 import { skipOrFail } from '../helpers/postgres.js'
 import {
   ENGINES,
@@ -63,6 +64,7 @@ for (const engine of applicable) {
     const store = await open()
     return [store, store]
   })
+  uploadLedgerContract(`sqlite (${engine})`, openNodes)
   storeTests(engine)
 }
 

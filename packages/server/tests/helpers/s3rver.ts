@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import type { Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
@@ -35,6 +35,7 @@ interface ListResult {
 }
 interface S3rverStore {
   existsObject(bucket: string, key: string): Promise<boolean>
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string
   listObjects(bucket: string, options: ListOptions): Promise<ListResult>
 }
 interface S3rverApp {
@@ -67,8 +68,10 @@ export interface RunningS3rver {
  * s3rver on 127.0.0.1:0 with a temp folder. s3rver 3.7 lacks three behaviours of AWS S3 that our
  * driver relies on, so a middleware in front of it supplies them (documented AWS semantics):
  * a PUT is all or nothing (an aborted or short body stores nothing), `If-None-Match: *`
- * on PUT answers 412 when the key exists, with same-key PUTs serialised so exactly one wins,
+ * on PUT (and on a copy) answers 412 when the key exists, with same-key PUTs serialised so exactly one wins,
  * and listings come in UTF-8 binary order of the keys (s3rver walks its folders unsorted).
+ * It also lacks ListParts and AbortMultipartUpload, which resumable and direct multipart
+ * uploads use: a middleware answers them from s3rver's own folder of unfinished uploads.
  */
 export async function startS3rver(): Promise<RunningS3rver> {
   const directory = await mkdtemp(join(tmpdir(), 'ue-s3rver-'))
@@ -131,6 +134,7 @@ async function runS3rver(directory: string, port: number): Promise<S3rverApp> {
     vhostBuckets: false,
   })
   app.middleware.unshift(awsPutSemantics(app))
+  app.middleware.unshift(multipartListAndAbort(app))
   sortedListings(app.store)
   await app.run()
   return app
@@ -164,6 +168,14 @@ function awsPutSemantics(app: S3rverApp): Middleware {
       m !== null &&
       !['uploadId', 'partNumber', 'tagging', 'acl'].some((q) => q in ctx.query) &&
       ctx.get('x-amz-copy-source') === ''
+    const copy = ctx.method === 'PUT' && m !== null && ctx.get('x-amz-copy-source') !== ''
+    if (copy && ctx.get('if-none-match') === '*') {
+      const exists = await app.store.existsObject(
+        m[1] as string,
+        decodeURIComponent(m[2] as string),
+      )
+      if (exists) return s3Error(ctx, 412, 'PreconditionFailed', 'At least one precondition failed')
+    }
     if (!plainPut) return next()
     const bucket = m[1] as string
     const key = decodeURIComponent(m[2] as string)
@@ -199,6 +211,52 @@ function awsPutSemantics(app: S3rverApp): Middleware {
       if (queues.get(id) === tail) queues.delete(id)
     }
   }
+}
+
+/** ListParts (`GET ?uploadId=`) and AbortMultipartUpload (`DELETE ?uploadId=`), as AWS answers them. */
+function multipartListAndAbort(app: S3rverApp): Middleware {
+  return async (ctx, next) => {
+    const m = /^\/([^/]+)\/(.+)$/.exec(ctx.path)
+    const uploadId = ctx.query.uploadId
+    if (!m || typeof uploadId !== 'string' || !['GET', 'DELETE'].includes(ctx.method)) return next()
+    if (!/^[0-9a-f]+$/.test(uploadId)) return s3Error(ctx, 404, 'NoSuchUpload', 'no such upload')
+    const dir = join(app.store.getResourcePath(m[1] as string, undefined, 'uploads'), uploadId)
+    let names: string[]
+    try {
+      names = await readdir(dir)
+    } catch {
+      return s3Error(ctx, 404, 'NoSuchUpload', 'The specified upload does not exist')
+    }
+    if (ctx.method === 'DELETE') {
+      await rm(dir, { recursive: true, force: true })
+      ctx.status = 204
+      return
+    }
+    const numbers = names
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number)
+      .sort((a, b) => a - b)
+    const parts = await Promise.all(
+      numbers.map(async (n) => {
+        const [info, md5] = await Promise.all([
+          stat(join(dir, String(n))),
+          readFile(join(dir, `${n}.md5`), 'utf8').catch(() => ''),
+        ])
+        return `<Part><PartNumber>${n}</PartNumber><ETag>"${md5}"</ETag><Size>${info.size}</Size><LastModified>${info.mtime.toISOString()}</LastModified></Part>`
+      }),
+    )
+    ctx.status = 200
+    ctx.type = 'application/xml'
+    ctx.body =
+      `<?xml version="1.0" encoding="UTF-8"?>\n<ListPartsResult><Bucket>${m[1]}</Bucket>` +
+      `<Key>${escapeXml(decodeURIComponent(m[2] as string))}</Key><UploadId>${uploadId}</UploadId>` +
+      `<PartNumberMarker>0</PartNumberMarker><NextPartNumberMarker>${numbers.at(-1) ?? 0}</NextPartNumberMarker>` +
+      `<MaxParts>10000</MaxParts><IsTruncated>false</IsTruncated>${parts.join('')}</ListPartsResult>`
+  }
+}
+
+function escapeXml(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
 }
 
 function s3Error(ctx: KoaContext, status: number, code: string, message: string): void {
