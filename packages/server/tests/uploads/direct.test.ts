@@ -349,6 +349,42 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
     assert.equal((await call(d, `/multipart/${uploadId}/1${q}`)).status, 404, 'gone once aborted')
   })
 
+  test('a user may have limits.concurrentUploads direct uploads open at once, and each counts against the per-minute rate', async (t) => {
+    const d = await startDirect(t, {
+      limits: { concurrentUploads: 2, uploadsPerMinute: 4, minFreeBytes: 0 },
+    })
+    const open = () =>
+      call(d, '/multipart', {
+        method: 'POST',
+        json: { filename: 'a.pdf', type: 'application/pdf', metadata: { category: 'file' } },
+      })
+    const first = await open()
+    assert.equal((await open()).status, 200)
+    const third = await open()
+    assert.equal(third.status, 429)
+    assert.equal(third.body.error?.code, 'UE_RATE_LIMITED')
+    const { uploadId, key } = first.body as { uploadId: string; key: string }
+    const q = `?key=${encodeURIComponent(key)}`
+    assert.equal((await call(d, `/multipart/${uploadId}${q}`, { method: 'DELETE' })).status, 200)
+    assert.equal((await open()).status, 200, 'an aborted upload frees its place')
+    assert.equal((await open()).body.error?.code, 'UE_RATE_LIMITED', 'five a minute is over four')
+    assert.equal(
+      (
+        await call(d, '/multipart', {
+          method: 'POST',
+          token: BOB,
+          json: {
+            filename: 'a.pdf',
+            type: 'application/pdf',
+            metadata: { category: 'file' },
+          },
+        })
+      ).status,
+      200,
+      'another user has his own',
+    )
+  })
+
   test('the token in the path is read as the query token and never written to the log', async (t) => {
     const log = recordingLogger()
     const bucket = await s3.createBucket()
