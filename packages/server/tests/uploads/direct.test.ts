@@ -313,6 +313,26 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       'the first one holds its reservation',
     )
 
+    // s3rver does not enforce a POST policy: a file longer than declared still lands, and the
+    // ending refuses it, as it would any store that let it through.
+    const small = await call(
+      d,
+      '/params?filename=s.pdf&type=application%2Fpdf&metadata%5Bcategory%5D=file&metadata%5Bsize%5D=20',
+    )
+    const { url, fields, id } = small.body as {
+      url: string
+      fields: Record<string, string>
+      id: string
+    }
+    const form = new FormData()
+    for (const [name, value] of Object.entries(fields)) form.append(name, value)
+    form.append('file', new Blob([new Uint8Array(PDF)], { type: 'application/pdf' }), 's.pdf')
+    assert.ok((await fetch(url, { method: 'POST', body: form })).status < 300)
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
+    ).json()) as { code: string }
+    assert.equal(result.code, 'UE_FILE_TOO_LARGE')
+
     assert.deepEqual(await objectsIn(d.bucket), [])
   })
 
