@@ -9,6 +9,7 @@ import { build } from 'esbuild'
 import { crossOriginProblem } from '../../src/config/cross-origin.js'
 import { loadConfig } from '../../src/config/load.js'
 import type { ServerConfigInput } from '../../src/config/schema.js'
+import type { UeditorOptions } from '../../src/server.js'
 import { ALICE, BOB, recordingLogger, TOKENS } from '../helpers/auth.js'
 import { launchChromium } from '../helpers/chromium.js'
 import { PDF, png } from '../helpers/fixtures.js'
@@ -34,20 +35,28 @@ interface Direct {
 }
 
 /** A server storing in a fresh bucket of the s3rver, with alice's, bob's and root's tokens. */
-async function startDirect(t: TestContext, config: ServerConfigInput = {}): Promise<Direct> {
+async function startDirect(
+  t: TestContext,
+  config: ServerConfigInput = {},
+  options: Pick<UeditorOptions, 'authorize'> = {},
+): Promise<Direct> {
   const bucket = await s3.createBucket()
-  const srv = await startTestServer(t, {
-    auth: { tokens: TOKENS, queryParam: 'token' },
-    images: { enabled: false },
-    ...config,
-    storage: {
-      driver: 's3',
-      bucket,
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      ...S3RVER_CREDENTIALS,
+  const srv = await startTestServer(
+    t,
+    {
+      auth: { tokens: TOKENS, queryParam: 'token' },
+      images: { enabled: false },
+      ...config,
+      storage: {
+        driver: 's3',
+        bucket,
+        endpoint: s3.endpoint,
+        forcePathStyle: true,
+        ...S3RVER_CREDENTIALS,
+      },
     },
-  })
+    options,
+  )
   const answer = (await (await fetch(srv.action('config', `&token=${ALICE}`))).json()) as {
     uploadDirectUrl?: string
   }
@@ -403,6 +412,35 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       200,
       'another user has his own',
     )
+  })
+
+  test('with the host’s session cookie (the hook) a same-origin call is served and another site’s page is refused', async (t) => {
+    const hook = (request: Request) => {
+      const user = /(?:^|;\s*)session=(\w+)/.exec(request.headers.get('cookie') ?? '')?.[1]
+      return user ? { user } : null
+    }
+    const d = await startDirect(t, { auth: {} }, { authorize: hook })
+    const create = (headers: Record<string, string>) =>
+      fetch(`${d.endpoint}/s3/multipart`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({
+          filename: 'a.pdf',
+          type: 'application/pdf',
+          metadata: { category: 'file' },
+        }),
+      })
+    const same = await create({ cookie: 'session=alice', 'sec-fetch-site': 'same-origin' })
+    assert.equal(same.status, 200)
+    const { uploadId, key } = (await same.json()) as { uploadId: string; key: string }
+    const cross = await create({ cookie: 'session=alice', 'sec-fetch-site': 'cross-site' })
+    assert.equal(cross.status, 403)
+    assert.equal(((await cross.json()) as Reply['body']).error?.code, 'UE_CROSS_SITE')
+    const q = `?key=${encodeURIComponent(key)}`
+    const abort = (cookie: string) =>
+      fetch(`${d.endpoint}/s3/multipart/${uploadId}${q}`, { method: 'DELETE', headers: { cookie } })
+    assert.equal((await abort('session=bob')).status, 404)
+    assert.equal((await abort('session=alice')).status, 200)
   })
 
   test('the token in the path is read as the query token and never written to the log', async (t) => {
