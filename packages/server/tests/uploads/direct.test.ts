@@ -6,6 +6,7 @@ import { after, before, describe, type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { build } from 'esbuild'
+import type { Page } from 'playwright-core'
 import { crossOriginProblem } from '../../src/config/cross-origin.js'
 import { loadConfig } from '../../src/config/load.js'
 import type { ServerConfigInput } from '../../src/config/schema.js'
@@ -144,41 +145,15 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
 
     const page = await (await browser.newContext()).newPage()
     await page.goto(`${d.srv.url}/index.html`)
-    const outcome = await page.evaluate(
-      async ({ endpoint, token }) => {
-        const w = window as unknown as {
-          Uppy: new (o: object) => UppyLike
-          AwsS3: unknown
-        }
-        interface UppyLike {
-          use(plugin: unknown, o: object): UppyLike
-          on(event: string, fn: (...args: unknown[]) => void): void
-          addFile(f: object): string
-          upload(): Promise<{
-            successful?: { response?: { body?: unknown } }[]
-            failed?: { error?: string }[]
-          }>
-        }
-        const data = await (await fetch('/file.pdf')).blob()
-        const progress: number[] = []
-        const uppy = new w.Uppy({ meta: { category: 'file' } }).use(w.AwsS3, {
-          companionEndpoint: `${endpoint}/token=${encodeURIComponent(token)}`,
-          shouldUseMultipart: true,
-          getChunkSize: () => 5 * 1024 * 1024,
-        })
-        uppy.on('upload-progress', (_file, p) => {
-          progress.push((p as { bytesUploaded: number }).bytesUploaded)
-        })
-        uppy.addFile({ name: 'report.pdf', type: 'application/pdf', data })
-        const result = await uppy.upload()
-        return {
-          body: result.successful?.[0]?.response?.body as { location: string; key: string },
-          failed: result.failed?.map((f) => String(f.error)) ?? [],
-          progress: progress.length,
-        }
-      },
-      { endpoint: d.endpoint, token: ALICE },
-    )
+    const outcome = await uppyUpload(page, {
+      endpoint: d.endpoint,
+      token: ALICE,
+      file: '/file.pdf',
+      name: 'report.pdf',
+      type: 'application/pdf',
+      category: 'file',
+      multipart: true,
+    })
     assert.deepEqual(outcome.failed, [])
     assert.ok(outcome.progress > 0, 'Uppy reported progress')
     const { location, key } = outcome.body
@@ -201,6 +176,26 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       [],
       'the pending object is gone',
     )
+
+    // A simple upload through Uppy: one signed POST to the bucket, the result asked for after.
+    await writeFile(join(site, 'a.png'), png(8, 8))
+    const simple = await uppyUpload(page, {
+      endpoint: d.endpoint,
+      token: ALICE,
+      file: '/a.png',
+      name: 'a.png',
+      type: 'image/png',
+      category: 'image',
+      multipart: false,
+    })
+    assert.deepEqual(simple.failed, [])
+    const id = simple.body.key.split('/').pop()
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
+    ).json()) as { state: string; url: string }
+    assert.equal(result.state, 'SUCCESS', JSON.stringify(result))
+    const image = await fetch(`${d.srv.url}${result.url}`)
+    assert.ok(Buffer.from(await image.arrayBuffer()).equals(png(8, 8)))
   })
 
   test('a simple upload gets a POST policy for exactly its key, type and size range; the result comes from uploadresult', async (t) => {
@@ -504,6 +499,56 @@ describe('with local storage', () => {
     assert.equal(res.status, 404)
   })
 })
+
+/**
+ * One file uploaded by Uppy in the page: fetched from the site, added with its category (and its
+ * size, as docs/uploads.md says) in the meta, and sent by `@uppy/aws-s3` with the query token in
+ * `companionEndpoint`'s path.
+ */
+async function uppyUpload(
+  page: Page,
+  o: {
+    endpoint: string
+    token: string
+    file: string
+    name: string
+    type: string
+    category: string
+    multipart: boolean
+  },
+) {
+  return page.evaluate(async (o) => {
+    interface UppyLike {
+      use(plugin: unknown, options: object): UppyLike
+      on(event: string, fn: (...args: unknown[]) => void): void
+      setFileMeta(id: string, meta: object): void
+      addFile(f: object): string
+      upload(): Promise<{
+        successful?: { response?: { body?: unknown } }[]
+        failed?: { error?: string }[]
+      }>
+    }
+    const w = window as unknown as { Uppy: new (o: object) => UppyLike; AwsS3: unknown }
+    const data = await (await fetch(o.file)).blob()
+    const progress: number[] = []
+    const uppy = new w.Uppy({ meta: { category: o.category } }).use(w.AwsS3, {
+      companionEndpoint: `${o.endpoint}/token=${encodeURIComponent(o.token)}`,
+      shouldUseMultipart: o.multipart,
+      getChunkSize: () => 5 * 1024 * 1024,
+    })
+    uppy.on('upload-progress', (_file, p) => {
+      progress.push((p as { bytesUploaded: number }).bytesUploaded)
+    })
+    const id = uppy.addFile({ name: o.name, type: o.type, data })
+    uppy.setFileMeta(id, { size: data.size })
+    const result = await uppy.upload()
+    return {
+      body: result.successful?.[0]?.response?.body as { location: string; key: string },
+      failed: result.failed?.map((f) => String(f.error)) ?? [],
+      progress: progress.length,
+    }
+  }, o)
+}
 
 /** Uppy's core and S3 plugin as one script for the page, built from the installed packages. */
 async function uppyBundle(): Promise<string> {
