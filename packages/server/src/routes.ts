@@ -17,6 +17,7 @@ export type RouteName =
   | 'files'
   | 'materials'
   | 'documents'
+  | 'direct'
   | 'assets'
   | 'formula'
   | 'metrics'

@@ -10,6 +10,7 @@ import { loadConfig, type ServerConfig } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
 import type { AiUsageStore } from './db/ai-usage.js'
 import type { MetadataStore } from './db/types.js'
+import { UPLOAD_CATEGORIES } from './db/upload-ledger.js'
 import { fileUrls } from './documents/references.js'
 import { createDocumentsHandler } from './documents/routes.js'
 import { createArticleSanitizer } from './documents/sanitize.js'
@@ -49,6 +50,10 @@ import { jsonResponse } from './shared/respond.js'
 import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
 import { loadOptionsOf, type Opened, startUp } from './start-up.js'
 import type { StorageDriver } from './storage/driver.js'
+import type { DirectBucket } from './storage/s3-direct.js'
+import { createDirectHandler } from './uploads/direct/handler.js'
+import { createDirectLedger, directUnfinished } from './uploads/direct/ledger.js'
+import { type UploadDeps, uploadRuleFor } from './uploads/finish.js'
 import { uploadResultAction } from './uploads/result-action.js'
 import { startUploadSweep } from './uploads/sweep.js'
 import { createTusRoute, TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/route.js'
@@ -209,6 +214,8 @@ interface Services {
   metrics: FetchHandler
   /** What each way of resumable or direct uploading keeps of its unfinished uploads. */
   unfinished: UnfinishedUploads
+  /** The signing routes of direct uploads, when they are served (S3 storage). */
+  direct: FetchHandler | undefined
   /** Resumable uploads, when `tus.enabled`. */
   tus: FetchHandler | undefined
   /** Stops the expiry sweep of unfinished uploads (waits for a pass that is running). */
@@ -268,6 +275,9 @@ function services(
     { uploads: store.uploads, unfinished, log },
     config.uploads.sweepIntervalMs,
   )
+  const direct = opened.bucket
+    ? directUploads(config, opened.bucket, { ...editorDeps, unfinished })
+    : undefined
   const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
   const documents = config.documents.enabled
     ? documentsHandler(config, opened, auth, documentEventHooks(opened.events, config.publicUrl))
@@ -290,6 +300,7 @@ function services(
     metrics: metricsEndpoint,
     unfinished,
     tus,
+    direct,
     stopSweep: sweep.stop,
   }
 }
@@ -326,6 +337,24 @@ function orphanSweep(config: ServerConfig, opened: Opened, log: Logger): OrphanS
       graceMs: parseDuration(orphanGrace) as number,
       hooks: orphanEventHooks(opened.events, config.publicUrl),
     },
+  )
+}
+
+/** The signing routes of uploads straight to the bucket, and what they leave until they end. */
+function directUploads(config: ServerConfig, bucket: DirectBucket, deps: UploadDeps): FetchHandler {
+  const { expiryMs } = config.uploads
+  const isLive = async (id: string) => (await deps.uploads.get(id)) !== null
+  deps.unfinished.register('direct', directUnfinished(bucket, deps.storage, isLive, expiryMs))
+  return createDirectHandler(
+    {
+      config,
+      bucket,
+      auth: deps.auth,
+      ledger: createDirectLedger(deps, { expiresMs: expiryMs }),
+      rules: new Map(UPLOAD_CATEGORIES.map((c) => [c, uploadRuleFor(deps.table, c)])),
+      gate: deps.gate as NonNullable<EditorDeps['gate']>,
+    },
+    config.routes.s3,
   )
 }
 
@@ -368,6 +397,18 @@ function routeList(config: ServerConfig, opened: Opened, s: Services): Route[] {
             methods: ['GET', 'HEAD', 'PUT', 'DELETE'],
             cors: true,
           } satisfies Route,
+        ]
+      : []),
+    ...(s.direct
+      ? [
+          {
+            name: 'direct' as const,
+            match: { prefix: `${at.s3}/` },
+            handler: s.direct,
+            methods: ['GET', 'POST', 'DELETE'],
+            checksMethods: true,
+            cors: true,
+          },
         ]
       : []),
     {

@@ -35,6 +35,9 @@ export function crossOriginProblem(
     relative.push(`ai.driverConfig.url (${aiUrl})`)
   for (const [key, url] of Object.entries(uploadUrls(cfg)))
     if (!isAbsolute(url)) relative.push(`${key} (${url})`)
+  const direct = cfg.editor.uploadDirectUrl
+  if (typeof direct === 'string' && !isAbsolute(direct))
+    relative.push(`uploadDirectUrl (${direct})`)
   if (relative.length === 0) return undefined
   return {
     relative,

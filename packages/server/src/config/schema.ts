@@ -331,11 +331,13 @@ export const ServerConfigSchema = z.strictObject({
       files: absolutePath.default('/uploads'),
       materials: absolutePath.default('/materials'),
       documents: absolutePath.default('/documents'),
+      /** Where `@uppy/aws-s3`'s signing calls arrive (`<s3>/s3/params`, …); S3 storage only. */
+      s3: absolutePath.default('/s3'),
       /** Resumable uploads (tus 1.0): `POST` here, then `HEAD`/`PATCH`/`DELETE` `<tus>/<id>`. */
       tus: absolutePath.default('/tus'),
     })
-    .refine((r) => new Set([r.editor, r.files, r.materials, r.documents, r.tus]).size === 5, {
-      message: 'editor, files, materials, documents and tus need distinct paths',
+    .refine((r) => new Set([r.editor, r.files, r.materials, r.documents, r.s3, r.tus]).size === 6, {
+      message: 'editor, files, materials, documents, s3 and tus need distinct paths',
     })
     .prefault({}),
   /** Base URL put in front of storage keys in results, e.g. a CDN. Default: routes.files + '/'. */
@@ -669,6 +671,15 @@ export const ServerConfigSchema = z.strictObject({
        * iframe is removed.
        */
       iframeHosts: z.array(hostName).default([]),
+    })
+    .prefault({}),
+  /** Uploads straight to the S3 bucket, signed by this server (docs/uploads.md). */
+  direct: z
+    .strictObject({
+      /** Serve `routes.s3` when storage is S3; with local storage it is never served. */
+      enabled: z.boolean().default(true),
+      /** How long a signed POST policy or part URL stays valid. */
+      signedUrlSeconds: z.number().int().min(60).max(3_600).default(600),
     })
     .prefault({}),
   /** The opt-in delete action: a user deletes their own stored file by its URL. */

@@ -1,0 +1,650 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { after, before, describe, type TestContext, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import {
+  CreateMultipartUploadCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+} from '@aws-sdk/client-s3'
+import { build } from 'esbuild'
+import type { Page } from 'playwright-core'
+import { crossOriginProblem } from '../../src/config/cross-origin.js'
+import { loadConfig } from '../../src/config/load.js'
+import type { ServerConfigInput } from '../../src/config/schema.js'
+import type { UeditorOptions } from '../../src/server.js'
+import { ALICE, BOB, recordingLogger, TOKENS } from '../helpers/auth.js'
+import { launchChromium } from '../helpers/chromium.js'
+import { PDF, png } from '../helpers/fixtures.js'
+import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { tempDir } from '../helpers/temp-dir.js'
+
+const MB = 1024 * 1024
+
+let s3: RunningS3rver
+before(async () => {
+  s3 = await startS3rver()
+})
+after(async () => {
+  await s3.close()
+})
+
+interface Direct {
+  srv: TestServer
+  bucket: string
+  /** `uploadDirectUrl` as the config answer names it, absolute. */
+  endpoint: string
+}
+
+/** A server storing in a fresh bucket of the s3rver, with alice's, bob's and root's tokens. */
+async function startDirect(
+  t: TestContext,
+  config: ServerConfigInput = {},
+  options: Pick<UeditorOptions, 'authorize'> = {},
+): Promise<Direct> {
+  const bucket = await s3.createBucket()
+  const srv = await startTestServer(
+    t,
+    {
+      auth: { tokens: TOKENS, queryParam: 'token' },
+      images: { enabled: false },
+      ...config,
+      storage: {
+        driver: 's3',
+        bucket,
+        endpoint: s3.endpoint,
+        forcePathStyle: true,
+        ...S3RVER_CREDENTIALS,
+      },
+    },
+    options,
+  )
+  const answer = (await (await fetch(srv.action('config', `&token=${ALICE}`))).json()) as {
+    uploadDirectUrl?: string
+  }
+  assert.equal(typeof answer.uploadDirectUrl, 'string', 'the config answer names uploadDirectUrl')
+  return { srv, bucket, endpoint: new URL(answer.uploadDirectUrl as string, srv.url).href }
+}
+
+interface Reply {
+  status: number
+  body: Record<string, unknown> & { error?: { code: string } }
+}
+
+/** One call of Uppy's Companion client, as Uppy sends it, with the token in the query. */
+async function call(
+  d: Direct,
+  path: string,
+  o: { method?: string; json?: unknown; token?: string | null } = {},
+): Promise<Reply> {
+  const url = new URL(`${d.endpoint}/s3${path}`)
+  if (o.token !== null) url.searchParams.set('token', o.token ?? ALICE)
+  const res = await fetch(url, {
+    method: o.method ?? 'GET',
+    ...(o.json === undefined
+      ? {}
+      : { body: JSON.stringify(o.json), headers: { 'content-type': 'application/json' } }),
+  })
+  return { status: res.status, body: (await res.json()) as Reply['body'] }
+}
+
+/** Every object key in the bucket (pending ones included). */
+async function objectsIn(bucket: string): Promise<string[]> {
+  const out = await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }))
+  return (out.Contents ?? []).map((o) => o.Key as string).sort()
+}
+
+/** A multipart upload driven by hand, as Uppy does it: create, sign and put parts, complete. */
+async function multipartUpload(
+  d: Direct,
+  file: { name: string; type: string; category: string; bytes: Buffer; partSize?: number },
+  token = ALICE,
+): Promise<{ created: Reply; completed?: Reply }> {
+  const created = await call(d, '/multipart', {
+    method: 'POST',
+    json: { filename: file.name, type: file.type, metadata: { category: file.category } },
+    token,
+  })
+  if (created.status !== 200) return { created }
+  const { uploadId, key } = created.body as { uploadId: string; key: string }
+  const partSize = file.partSize ?? 5 * MB
+  const parts: { PartNumber: number; ETag: string }[] = []
+  for (let n = 1, at = 0; at < file.bytes.length; n++, at += partSize) {
+    const signed = await call(d, `/multipart/${uploadId}/${n}?key=${encodeURIComponent(key)}`, {
+      token,
+    })
+    assert.equal(signed.status, 200, JSON.stringify(signed.body))
+    const put = await fetch(signed.body.url as string, {
+      method: 'PUT',
+      body: new Uint8Array(file.bytes.subarray(at, at + partSize)),
+    })
+    assert.equal(put.status, 200)
+    parts.push({ PartNumber: n, ETag: put.headers.get('etag') as string })
+  }
+  const completed = await call(
+    d,
+    `/multipart/${uploadId}/complete?key=${encodeURIComponent(key)}`,
+    { method: 'POST', json: { parts }, token },
+  )
+  return { created, completed }
+}
+
+describe('uploads straight to the bucket, signed by the server (s3rver)', () => {
+  test('a multipart upload through @uppy/aws-s3 itself in Chromium completes: the same bytes stored, listed, nothing pending', async (t) => {
+    const browser = await launchChromium(t)
+    if (!browser) return
+    const site = await tempDir(t, 'ue-direct-site-')
+    const bytes = Buffer.concat([PDF.subarray(0, 9), randomBytes(11 * MB)])
+    await writeFile(join(site, 'file.pdf'), bytes)
+    await writeFile(join(site, 'uppy.js'), await uppyBundle())
+    await writeFile(
+      join(site, 'index.html'),
+      '<!doctype html><title>uppy</title><script src="/uppy.js"></script>',
+    )
+    const d = await startDirect(t, { site: { dir: site } })
+    await s3.allowOrigins(d.bucket, [d.srv.url])
+
+    const page = await (await browser.newContext()).newPage()
+    await page.goto(`${d.srv.url}/index.html`)
+    const outcome = await uppyUpload(page, {
+      endpoint: d.endpoint,
+      token: ALICE,
+      file: '/file.pdf',
+      name: 'report.pdf',
+      type: 'application/pdf',
+      category: 'file',
+      multipart: true,
+    })
+    assert.deepEqual(outcome.failed, [])
+    assert.ok(outcome.progress > 0, 'Uppy reported progress')
+    const { location, key } = outcome.body
+    assert.match(key, /^\.direct\/[A-Za-z0-9_-]{22}$/)
+    assert.match(location, /^\/uploads\/file\/.+\.pdf$/)
+    const stored = await fetch(`${d.srv.url}${location}`)
+    assert.equal(stored.status, 200)
+    assert.ok(Buffer.from(await stored.arrayBuffer()).equals(bytes), 'the very same bytes')
+    const listed = (await (
+      await fetch(d.srv.action('listFile', `&start=0&size=9&token=${ALICE}`))
+    ).json()) as {
+      list: { url: string; original: string }[]
+    }
+    assert.deepEqual(
+      listed.list.map((e) => [e.url, e.original]),
+      [[location, 'report.pdf']],
+    )
+    assert.deepEqual(
+      (await objectsIn(d.bucket)).filter((k) => k.startsWith('.direct/')),
+      [],
+      'the pending object is gone',
+    )
+
+    // A simple upload through Uppy: one signed POST to the bucket, the result asked for after.
+    await writeFile(join(site, 'a.png'), png(8, 8))
+    const simple = await uppyUpload(page, {
+      endpoint: d.endpoint,
+      token: ALICE,
+      file: '/a.png',
+      name: 'a.png',
+      type: 'image/png',
+      category: 'image',
+      multipart: false,
+    })
+    assert.deepEqual(simple.failed, [])
+    const id = simple.body.key.split('/').pop()
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
+    ).json()) as { state: string; url: string }
+    assert.equal(result.state, 'SUCCESS', JSON.stringify(result))
+    const image = await fetch(`${d.srv.url}${result.url}`)
+    assert.ok(Buffer.from(await image.arrayBuffer()).equals(png(8, 8)))
+  })
+
+  test('a simple upload gets a POST policy for exactly its key, type and size range; the result comes from uploadresult', async (t) => {
+    const d = await startDirect(t)
+    const image = png(8, 8)
+    const params = await call(
+      d,
+      `/params?filename=a.png&type=image%2Fpng&metadata%5Bcategory%5D=image&metadata%5Bsize%5D=${image.length}`,
+    )
+    assert.equal(params.status, 200, JSON.stringify(params.body))
+    const { url, fields, id, method } = params.body as {
+      url: string
+      fields: Record<string, string>
+      id: string
+      method: string
+    }
+    assert.equal(method, 'POST')
+    assert.equal(fields.key, `.direct/${id}`)
+    const policy = JSON.parse(Buffer.from(fields.Policy as string, 'base64').toString('utf8')) as {
+      expiration: string
+      conditions: unknown[]
+    }
+    assert.deepEqual(
+      policy.conditions.filter((c) => Array.isArray(c)),
+      [
+        ['content-length-range', 1, image.length],
+        ['eq', '$Content-Type', 'image/png'],
+      ],
+    )
+    assert.ok(
+      policy.conditions.some((c) => JSON.stringify(c) === JSON.stringify({ key: `.direct/${id}` })),
+    )
+    const expiresIn = Date.parse(policy.expiration) - Date.now()
+    assert.ok(expiresIn > 0 && expiresIn <= 600_000, `expires in ${expiresIn} ms`)
+
+    const form = new FormData()
+    for (const [name, value] of Object.entries(fields)) form.append(name, value)
+    form.append('file', new Blob([new Uint8Array(image)], { type: 'image/png' }), 'a.png')
+    const posted = await fetch(url, { method: 'POST', body: form })
+    assert.ok(posted.status < 300, String(posted.status))
+    const unchecked = await fetch(`${d.srv.url}/uploads/.direct/${id}`)
+    assert.equal(unchecked.status, 404, 'bytes nobody checked yet are not served')
+
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
+    ).json()) as {
+      state: string
+      url: string
+      original: string
+    }
+    assert.equal(result.state, 'SUCCESS', JSON.stringify(result))
+    assert.equal(result.original, 'a.png')
+    const stored = await fetch(`${d.srv.url}${result.url}`)
+    assert.ok(Buffer.from(await stored.arrayBuffer()).equals(image))
+    assert.deepEqual(
+      (await objectsIn(d.bucket)).filter((k) => k.startsWith('.direct/')),
+      [],
+    )
+  })
+
+  test('refusals leave nothing in the bucket: a .php name, a disguised .php as an image, a declared or real size over the limit, a file over the quota', async (t) => {
+    const d = await startDirect(t, {
+      editor: { fileMaxSize: 6 * MB },
+      limits: { quotaBytes: 7 * MB, minFreeBytes: 0 },
+    })
+    const php = Buffer.from('<?php system($_GET["c"]); ?>\n')
+    const named = await call(d, '/multipart', {
+      method: 'POST',
+      json: { filename: 'shell.php', type: 'image/png', metadata: { category: 'image' } },
+    })
+    assert.equal(named.status, 415)
+    assert.equal(named.body.error?.code, 'UE_TYPE_NOT_ALLOWED')
+
+    const disguised = await multipartUpload(d, {
+      name: 'photo.png',
+      type: 'image/png',
+      category: 'image',
+      bytes: php,
+    })
+    assert.equal(disguised.completed?.status, 415, JSON.stringify(disguised.completed?.body))
+    assert.equal(disguised.completed?.body.error?.code, 'UE_CONTENT_MISMATCH')
+
+    const declared = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'big.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 7 * MB },
+      },
+    })
+    assert.equal(declared.body.error?.code, 'UE_FILE_TOO_LARGE')
+
+    const real = await multipartUpload(d, {
+      name: 'big.pdf',
+      type: 'application/pdf',
+      category: 'file',
+      bytes: Buffer.concat([PDF, randomBytes(6 * MB)]),
+    })
+    assert.equal(real.completed?.body.error?.code, 'UE_FILE_TOO_LARGE')
+
+    const quota = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'q.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 5 * MB },
+      },
+    })
+    assert.equal(quota.status, 200)
+    const second = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'q2.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 5 * MB },
+      },
+    })
+    assert.equal(
+      second.body.error?.code,
+      'UE_QUOTA_EXCEEDED',
+      'the first one holds its reservation',
+    )
+
+    // s3rver does not enforce a POST policy: a file longer than declared still lands, and the
+    // ending refuses it, as it would any store that let it through.
+    const small = await call(
+      d,
+      '/params?filename=s.pdf&type=application%2Fpdf&metadata%5Bcategory%5D=file&metadata%5Bsize%5D=20',
+    )
+    const { url, fields, id } = small.body as {
+      url: string
+      fields: Record<string, string>
+      id: string
+    }
+    const form = new FormData()
+    for (const [name, value] of Object.entries(fields)) form.append(name, value)
+    form.append('file', new Blob([new Uint8Array(PDF)], { type: 'application/pdf' }), 's.pdf')
+    assert.ok((await fetch(url, { method: 'POST', body: form })).status < 300)
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
+    ).json()) as { code: string }
+    assert.equal(result.code, 'UE_FILE_TOO_LARGE')
+
+    assert.deepEqual(await objectsIn(d.bucket), [])
+  })
+
+  test('another user cannot sign, list, complete or abort an upload; a call without a token is refused', async (t) => {
+    const d = await startDirect(t)
+    const created = await call(d, '/multipart', {
+      method: 'POST',
+      json: { filename: 'a.pdf', type: 'application/pdf', metadata: { category: 'file' } },
+    })
+    assert.equal(created.status, 200)
+    const { uploadId, key } = created.body as { uploadId: string; key: string }
+    const q = `?key=${encodeURIComponent(key)}`
+    const calls = [
+      { path: `/multipart/${uploadId}/1${q}` },
+      { path: `/multipart/${uploadId}${q}` },
+      {
+        path: `/multipart/${uploadId}/complete${q}`,
+        method: 'POST',
+        json: { parts: [{ PartNumber: 1, ETag: '"x"' }] },
+      },
+      { path: `/multipart/${uploadId}${q}`, method: 'DELETE' },
+    ]
+    for (const c of calls) {
+      const bob = await call(d, c.path, { ...c, token: BOB })
+      assert.equal(bob.status, 404, `${c.method ?? 'GET'} ${c.path}`)
+      assert.equal(bob.body.error?.code, 'UE_NOT_FOUND')
+      const nobody = await call(d, c.path, { ...c, token: null })
+      assert.equal(nobody.status, 401)
+    }
+    // Alice's upload is untouched: she can still sign and list it, then abort it.
+    assert.equal((await call(d, `/multipart/${uploadId}/1${q}`)).status, 200)
+    assert.deepEqual((await call(d, `/multipart/${uploadId}${q}`)).body, [])
+    assert.equal((await call(d, `/multipart/${uploadId}${q}`, { method: 'DELETE' })).status, 200)
+    assert.equal((await call(d, `/multipart/${uploadId}/1${q}`)).status, 404, 'gone once aborted')
+  })
+
+  test('a user may have limits.concurrentUploads direct uploads open at once, and each counts against the per-minute rate', async (t) => {
+    const d = await startDirect(t, {
+      limits: { concurrentUploads: 2, uploadsPerMinute: 4, minFreeBytes: 0 },
+    })
+    const open = () =>
+      call(d, '/multipart', {
+        method: 'POST',
+        json: { filename: 'a.pdf', type: 'application/pdf', metadata: { category: 'file' } },
+      })
+    const first = await open()
+    assert.equal((await open()).status, 200)
+    const third = await open()
+    assert.equal(third.status, 429)
+    assert.equal(third.body.error?.code, 'UE_RATE_LIMITED')
+    const { uploadId, key } = first.body as { uploadId: string; key: string }
+    const q = `?key=${encodeURIComponent(key)}`
+    assert.equal((await call(d, `/multipart/${uploadId}${q}`, { method: 'DELETE' })).status, 200)
+    assert.equal((await open()).status, 200, 'an aborted upload frees its place')
+    assert.equal((await open()).body.error?.code, 'UE_RATE_LIMITED', 'five a minute is over four')
+    assert.equal(
+      (
+        await call(d, '/multipart', {
+          method: 'POST',
+          token: BOB,
+          json: {
+            filename: 'a.pdf',
+            type: 'application/pdf',
+            metadata: { category: 'file' },
+          },
+        })
+      ).status,
+      200,
+      'another user has his own',
+    )
+  })
+
+  test('with the host’s session cookie (the hook) a same-origin call is served and another site’s page is refused', async (t) => {
+    const hook = (request: Request) => {
+      const user = /(?:^|;\s*)session=(\w+)/.exec(request.headers.get('cookie') ?? '')?.[1]
+      return user ? { user } : null
+    }
+    const d = await startDirect(t, { auth: {} }, { authorize: hook })
+    const create = (headers: Record<string, string>) =>
+      fetch(`${d.endpoint}/s3/multipart`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({
+          filename: 'a.pdf',
+          type: 'application/pdf',
+          metadata: { category: 'file' },
+        }),
+      })
+    const same = await create({ cookie: 'session=alice', 'sec-fetch-site': 'same-origin' })
+    assert.equal(same.status, 200)
+    const { uploadId, key } = (await same.json()) as { uploadId: string; key: string }
+    const cross = await create({ cookie: 'session=alice', 'sec-fetch-site': 'cross-site' })
+    assert.equal(cross.status, 403)
+    assert.equal(((await cross.json()) as Reply['body']).error?.code, 'UE_CROSS_SITE')
+    const q = `?key=${encodeURIComponent(key)}`
+    const abort = (cookie: string) =>
+      fetch(`${d.endpoint}/s3/multipart/${uploadId}${q}`, { method: 'DELETE', headers: { cookie } })
+    assert.equal((await abort('session=bob')).status, 404)
+    assert.equal((await abort('session=alice')).status, 200)
+  })
+
+  test('abandoned uploads are gone after their expiry: the multipart upload with its parts, the pending object, the row; and a multipart upload no row owns', async (t) => {
+    const d = await startDirect(t, {
+      uploads: { expiryMs: 1_500, sweepIntervalMs: 100 },
+      limits: { quotaBytes: 10 * MB, minFreeBytes: 0 },
+    })
+    const created = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'a.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 6 * MB },
+      },
+    })
+    const { uploadId, key, id } = created.body as { uploadId: string; key: string; id: string }
+    const signed = await call(d, `/multipart/${uploadId}/1?key=${encodeURIComponent(key)}`)
+    await fetch(signed.body.url as string, {
+      method: 'PUT',
+      body: new Uint8Array(randomBytes(1000)),
+    })
+    const simple = await call(
+      d,
+      '/params?filename=b.pdf&type=application%2Fpdf&metadata%5Bcategory%5D=file&metadata%5Bsize%5D=100',
+    )
+    // The object of a simple upload that is never asked for: a client that went away.
+    const { url, fields } = simple.body as { url: string; fields: Record<string, string> }
+    const form = new FormData()
+    for (const [name, value] of Object.entries(fields)) form.append(name, value)
+    form.append('file', new Blob([new Uint8Array(PDF)]), 'b.pdf')
+    assert.ok((await fetch(url, { method: 'POST', body: form })).status < 300)
+    // A multipart upload under the folder whose row is gone (a crash between the two).
+    const orphan = await s3.client.send(
+      new CreateMultipartUploadCommand({ Bucket: d.bucket, Key: '.direct/AAAAAAAAAAAAAAAAAAAAAA' }),
+    )
+    assert.ok(orphan.UploadId)
+    const open = () =>
+      s3.client
+        .send(new ListMultipartUploadsCommand({ Bucket: d.bucket, Prefix: '.direct/' }))
+        .then((out) => (out.Uploads ?? []).map((u) => u.Key))
+    assert.equal((await open()).length, 2)
+    // The 6 MB reserved for the first upload is still held: 5 MB more do not fit the quota.
+    const held = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'c.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 5 * MB },
+      },
+    })
+    assert.equal(held.body.error?.code, 'UE_QUOTA_EXCEEDED')
+
+    await eventually(
+      async () => ({ open: await open(), objects: await objectsIn(d.bucket) }),
+      (v) => v.open.length === 0 && v.objects.length === 0,
+      15_000,
+    )
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
+    ).json()) as { code: string }
+    assert.equal(result.code, 'UE_NOT_FOUND', 'the row is gone')
+    assert.equal(
+      (await call(d, `/multipart/${uploadId}/2?key=${encodeURIComponent(key)}`)).status,
+      404,
+    )
+    const freed = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'c.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 5 * MB },
+      },
+    })
+    assert.equal(freed.status, 200, 'the reservation went with the row')
+  })
+
+  test('the token in the path is read as the query token and never written to the log', async (t) => {
+    const log = recordingLogger()
+    const bucket = await s3.createBucket()
+    const srv = await startTestServer(
+      t,
+      {
+        logLevel: 'info',
+        auth: { tokens: TOKENS, queryParam: 'token' },
+        storage: {
+          driver: 's3',
+          bucket,
+          endpoint: s3.endpoint,
+          forcePathStyle: true,
+          ...S3RVER_CREDENTIALS,
+        },
+      },
+      { logger: log },
+    )
+    const res = await fetch(
+      `${srv.url}/s3/token=${ALICE}/s3/params?filename=a.pdf&type=application%2Fpdf&metadata%5Bcategory%5D=file`,
+    )
+    assert.equal(res.status, 200, await res.clone().text())
+    const wrong = await fetch(`${srv.url}/s3/token=not-a-token-0000000000/s3/params?filename=a.pdf`)
+    assert.equal(wrong.status, 401)
+    assert.ok(log.lines.some((l) => l.includes('"path":"/s3/token=…/s3/params"')))
+    assert.ok(!log.lines.some((l) => l.includes(ALICE)), 'the token is not in the log')
+  })
+})
+
+describe('the config answer', () => {
+  test('names uploadDirectUrl absolute when publicUrl is, and a relative one is a cross-origin problem', () => {
+    const storage = { driver: 's3', bucket: 'bucket', endpoint: 'http://127.0.0.1:1' } as const
+    const relative = loadConfig({
+      env: {},
+      overrides: { storage, http: { corsOrigins: ['https://cms.example'] } },
+    })
+    assert.equal(relative.editor.uploadDirectUrl, '/s3')
+    assert.match(crossOriginProblem(relative)?.message ?? '', /uploadDirectUrl \(\/s3\)/)
+    const absolute = loadConfig({
+      env: {},
+      overrides: {
+        storage,
+        routes: { s3: '/api/s3' },
+        publicUrl: 'https://ue.example.com/app/uploads/',
+      },
+    })
+    assert.equal(absolute.editor.uploadDirectUrl, 'https://ue.example.com/app/api/s3')
+    const off = loadConfig({ env: {}, overrides: { storage, direct: { enabled: false } } })
+    assert.equal('uploadDirectUrl' in off.editor, false)
+  })
+})
+
+describe('with local storage', () => {
+  test('the signing routes are not served and the config answer names no uploadDirectUrl', async (t) => {
+    const srv = await startTestServer(t)
+    const config = (await (await fetch(srv.action('config'))).json()) as Record<string, unknown>
+    assert.equal('uploadDirectUrl' in config, false)
+    const res = await fetch(`${srv.url}/s3/s3/params?filename=a.png&type=image%2Fpng`)
+    assert.equal(res.status, 404)
+  })
+})
+
+/**
+ * One file uploaded by Uppy in the page: fetched from the site, added with its category (and its
+ * size, as docs/uploads.md says) in the meta, and sent by `@uppy/aws-s3` with the query token in
+ * `companionEndpoint`'s path.
+ */
+async function uppyUpload(
+  page: Page,
+  o: {
+    endpoint: string
+    token: string
+    file: string
+    name: string
+    type: string
+    category: string
+    multipart: boolean
+  },
+) {
+  return page.evaluate(async (o) => {
+    interface UppyLike {
+      use(plugin: unknown, options: object): UppyLike
+      on(event: string, fn: (...args: unknown[]) => void): void
+      setFileMeta(id: string, meta: object): void
+      addFile(f: object): string
+      upload(): Promise<{
+        successful?: { response?: { body?: unknown } }[]
+        failed?: { error?: string }[]
+      }>
+    }
+    const w = window as unknown as { Uppy: new (o: object) => UppyLike; AwsS3: unknown }
+    const data = await (await fetch(o.file)).blob()
+    const progress: number[] = []
+    const uppy = new w.Uppy({ meta: { category: o.category } }).use(w.AwsS3, {
+      companionEndpoint: `${o.endpoint}/token=${encodeURIComponent(o.token)}`,
+      shouldUseMultipart: o.multipart,
+      getChunkSize: () => 5 * 1024 * 1024,
+    })
+    uppy.on('upload-progress', (_file, p) => {
+      progress.push((p as { bytesUploaded: number }).bytesUploaded)
+    })
+    const id = uppy.addFile({ name: o.name, type: o.type, data })
+    uppy.setFileMeta(id, { size: data.size })
+    const result = await uppy.upload()
+    return {
+      body: result.successful?.[0]?.response?.body as { location: string; key: string },
+      failed: result.failed?.map((f) => String(f.error)) ?? [],
+      progress: progress.length,
+    }
+  }, o)
+}
+
+/** Uppy's core and S3 plugin as one script for the page, built from the installed packages. */
+async function uppyBundle(): Promise<string> {
+  const out = await build({
+    stdin: {
+      contents:
+        "import Uppy from '@uppy/core'\nimport AwsS3 from '@uppy/aws-s3'\nwindow.Uppy = Uppy\nwindow.AwsS3 = AwsS3\n",
+      resolveDir: fileURLToPath(new URL('../../../', import.meta.url)),
+      loader: 'js',
+    },
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent',
+  })
+  return out.outputFiles[0]?.text ?? ''
+}
