@@ -118,14 +118,22 @@ export async function using<T>(
   }
 }
 
-/** `work`'s result with the CPU time the server process spent meanwhile, in microseconds. */
+/**
+ * `work`'s result with the CPU time the server process spent meanwhile, in microseconds: in
+ * all (user and kernel, every thread) and in the kernel alone.
+ */
 export async function withCpu<T>(
   server: ServerProcess,
   work: () => Promise<T>,
-): Promise<{ result: T; cpuMicros: number }> {
+): Promise<{ result: T; cpuMicros: number; kernelMicros: number }> {
   const before = server.cpuMicros()
+  const kernelBefore = server.kernelMicros()
   const result = await work()
-  return { result, cpuMicros: server.cpuMicros() - before }
+  return {
+    result,
+    cpuMicros: server.cpuMicros() - before,
+    kernelMicros: server.kernelMicros() - kernelBefore,
+  }
 }
 
 export const fmt = (v: number, digits = 0) =>
