@@ -39,6 +39,20 @@ export function readSnapshot<T>(
   return db.transaction().setIsolationLevel('repeatable read').execute(inside)
 }
 
+/**
+ * The rows of one statement. A lone statement reads one snapshot by itself, so outside SQLite's
+ * synchronous path it runs without a transaction around it: on PostgreSQL that is one round
+ * trip instead of three (`start transaction`, the statement, `commit`).
+ */
+export function readOne<R>(
+  db: Kysely<DbSchema>,
+  snapshots: SyncSnapshots | undefined,
+  query: CompiledQuery<R>,
+): Promise<R[]> {
+  if (snapshots) return snapshots.read((run) => run(query) as R[])
+  return db.executeQuery(query).then((result) => result.rows)
+}
+
 function drive<T>(it: QuerySteps<T>, run: (query: CompiledQuery<unknown>) => unknown[]): T {
   for (let next = it.next(); ; ) {
     if (next.done) return next.value
