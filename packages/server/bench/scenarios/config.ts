@@ -9,7 +9,7 @@ import {
   using,
   withCpu,
 } from '../context.js'
-import { load } from '../load.js'
+import { load, warmUp } from '../load.js'
 import { type ServerProcess, startBare, startUeditor } from '../processes.js'
 import type { Row } from '../report.js'
 
@@ -26,8 +26,7 @@ interface Measured {
 const headers = AUTHORIZATION
 
 async function measure(server: ServerProcess, url: string, p: Profile): Promise<Measured> {
-  if (p.warmSeconds > 0)
-    await load({ url, connections: CONNECTIONS, seconds: p.warmSeconds, headers })
+  await warmUp({ url, connections: CONNECTIONS, headers }, p.warmSeconds, p.warmRequests)
   const { result, cpuMicros } = await withCpu(server, () =>
     load({ url, connections: CONNECTIONS, seconds: p.seconds, headers }),
   )

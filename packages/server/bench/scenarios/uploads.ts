@@ -12,7 +12,7 @@ import {
   using,
   withCpu,
 } from '../context.js'
-import { type LoadResult, load } from '../load.js'
+import { type LoadResult, load, warmUp } from '../load.js'
 import { type ServerProcess, startBare, startUeditor } from '../processes.js'
 import type { Row } from '../report.js'
 
@@ -49,7 +49,7 @@ function video(bytes: number): Upload {
   return { path: '/ueditor?action=video', body, contentType }
 }
 
-type Amount = { seconds: number; warmSeconds: number } | { amount: number }
+type Amount = { seconds: number; warmSeconds: number; warmRequests: number } | { amount: number }
 
 async function send(server: ServerProcess, u: Upload, connections: number, how: Amount) {
   const base = {
@@ -60,7 +60,7 @@ async function send(server: ServerProcess, u: Upload, connections: number, how: 
     body: u.body,
     expect: succeeded,
   }
-  if ('seconds' in how && how.warmSeconds > 0) await load({ ...base, seconds: how.warmSeconds })
+  if ('seconds' in how) await warmUp(base, how.warmSeconds, how.warmRequests)
   const { result, cpuMicros, kernelMicros } = await withCpu(server, () =>
     load({ ...base, ...('amount' in how ? { amount: how.amount } : { seconds: how.seconds }) }),
   )
@@ -116,7 +116,7 @@ const PIPELINE_CPU_MS_TARGET = 3
 /** 100 KB PNG uploads: re-encoding off against bare stream-to-disk, then the image pipeline on. */
 export function smallUploadScenarios(p: Profile): Promise<Row[]> {
   const u = smallPng()
-  const how = { seconds: p.seconds, warmSeconds: p.warmSeconds }
+  const how = { seconds: p.seconds, warmSeconds: p.warmSeconds, warmRequests: p.warmRequests }
   return inTempDir(async (dir): Promise<Row[]> => {
     const baseline = await bareDisk(dir, (b) => send(b, u, SMALL_CONNECTIONS, how))
     const off = await ueditorIn(dir, 'off', { images: { enabled: false } }, (s) =>
