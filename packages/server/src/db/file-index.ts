@@ -14,7 +14,7 @@ import {
   pageQuery,
   rowAtQuery,
 } from './listing-sql.js'
-import { type QuerySteps, readSnapshot, rowsOf } from './query-steps.js'
+import { type QuerySteps, readAlone, readSnapshot, rowsOf } from './query-steps.js'
 import type { DbSchema, FileRow } from './schema.js'
 import type { SyncSnapshots } from './sqlite-snapshots.js'
 import type {
@@ -46,7 +46,15 @@ export function createFileIndex(db: Kysely<DbSchema>, snapshots?: SyncSnapshots)
       // `IN ()` is a syntax error on PostgreSQL: no categories simply matches nothing.
       q.categories.length === 0
         ? Promise.resolve({ items: [], total: 0 })
-        : guarded(() => readSnapshot(db, snapshots, () => listing(postgres, remembered, q))),
+        : guarded(async () => {
+            // Outside SQLite, a page this process holds is answered after one statement (the
+            // count, alone) instead of three (start transaction, the count, commit).
+            if (!snapshots && pages.has(pageKeyOf(q))) {
+              const held = await readAlone(db, () => heldPage(postgres, pages, q))
+              if (held !== undefined) return held
+            }
+            return readSnapshot(db, snapshots, () => listing(postgres, remembered, q))
+          }),
     get: (key) => guarded(() => get(db, key)),
     remove: (key) => guarded(() => remove(db, key)),
     usage: (owner) => guarded(() => usage(db, owner)),
@@ -110,7 +118,7 @@ function* listing(
   const { total, changes, legs } = yield* counted(postgres, q)
   if (size === 0 || start >= total) return { items: [], total }
   const shape = listingShape(q)
-  const pageKey = `${shape}\n${start}\n${size}`
+  const pageKey = pageKeyOf(q)
   const seen = pages.get(pageKey)
   if (seen !== undefined && seen.changes === changes) return { items: seen.items, total }
   const known = start === 0 ? undefined : anchors.get(`${shape}\n${start}`)
@@ -131,6 +139,25 @@ function* listing(
   const items = Object.freeze(rows.slice(0, size).map((row) => Object.freeze(toListed(row))))
   pages.set(pageKey, { items, changes })
   return { items, total }
+}
+
+/** The count, and the page if this process holds it as of that count; else undefined. */
+function* heldPage(
+  postgres: boolean,
+  pages: Pages,
+  q: ListQuery,
+): QuerySteps<Page<ListedFile> | undefined> {
+  const start = wholeNumber(q.start)
+  const size = wholeNumber(q.size)
+  const { total, changes } = yield* counted(postgres, q)
+  if (size === 0 || start >= total) return { items: [], total }
+  const seen = pages.get(pageKeyOf(q))
+  return seen !== undefined && seen.changes === changes ? { items: seen.items, total } : undefined
+}
+
+/** Which page of which listing: the key of `Pages`. */
+function pageKeyOf(q: ListQuery): string {
+  return `${listingShape(q)}\n${wholeNumber(q.start)}\n${wholeNumber(q.size)}`
 }
 
 function anchorOf(row: { createdAt: number | string; id: number | string }): Anchor {

@@ -53,6 +53,19 @@ export function readOne<R>(
   return db.executeQuery(query).then((result) => result.rows)
 }
 
+/**
+ * `steps` that yield one statement, run as that statement alone: without a transaction around
+ * it, since a lone statement reads one snapshot by itself. More than one is a programming error.
+ */
+export async function readAlone<T>(db: Kysely<DbSchema>, steps: () => QuerySteps<T>): Promise<T> {
+  const it = steps()
+  const first = it.next()
+  if (first.done) return first.value
+  const next = it.next((await db.executeQuery(first.value)).rows)
+  if (!next.done) throw new Error('readAlone: the steps read more than one statement')
+  return next.value
+}
+
 function drive<T>(it: QuerySteps<T>, run: (query: CompiledQuery<unknown>) => unknown[]): T {
   for (let next = it.next(); ; ) {
     if (next.done) return next.value
