@@ -12,6 +12,12 @@ export interface Profile {
   seconds: number
   /** Seconds of load before a measured run, so both sides are measured warm. */
   warmSeconds: number
+  /**
+   * Where CPU per request is the target: requests answered before measuring, at least (after
+   * `warmSeconds`). At a few hundred uploads a second, 2 s leave V8 still compiling the
+   * server's code on its worker threads, a cost a running server has long paid.
+   */
+  warmRequests: number
   imagePopulations: number[]
   materials: number
   medium: { bytes: number; connections: number; amount: number }
@@ -26,6 +32,7 @@ export const FULL: Profile = {
   smoke: false,
   seconds: 10,
   warmSeconds: 2,
+  warmRequests: 3_000,
   imagePopulations: [10_000, 100_000, 1_000_000],
   materials: 100_000,
   medium: { bytes: 5 * MB, connections: 10, amount: 200 },
@@ -37,6 +44,7 @@ export const SMOKE: Profile = {
   smoke: true,
   seconds: 1,
   warmSeconds: 0,
+  warmRequests: 0,
   imagePopulations: [200, 1_000],
   materials: 500,
   medium: { bytes: 1 * MB, connections: 4, amount: 8 },
@@ -122,14 +130,22 @@ export async function using<T>(
   }
 }
 
-/** `work`'s result with the CPU time the server process spent meanwhile, in microseconds. */
+/**
+ * `work`'s result with the CPU time the server process spent meanwhile, in microseconds: in
+ * all (user and kernel, every thread) and in the kernel alone.
+ */
 export async function withCpu<T>(
   server: ServerProcess,
   work: () => Promise<T>,
-): Promise<{ result: T; cpuMicros: number }> {
+): Promise<{ result: T; cpuMicros: number; kernelMicros: number }> {
   const before = server.cpuMicros()
+  const kernelBefore = server.kernelMicros()
   const result = await work()
-  return { result, cpuMicros: server.cpuMicros() - before }
+  return {
+    result,
+    cpuMicros: server.cpuMicros() - before,
+    kernelMicros: server.kernelMicros() - kernelBefore,
+  }
 }
 
 export const fmt = (v: number, digits = 0) =>

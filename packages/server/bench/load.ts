@@ -88,3 +88,10 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
     maxMs: result.latency.max,
   }
 }
+
+/** The warm-up before a measured load: `seconds` of it, then more until `requests` were answered. */
+export async function warmUp(o: LoadOptions, seconds: number, requests: number): Promise<void> {
+  if (seconds <= 0) return
+  const answered = (await load({ ...o, seconds })).requests
+  if (answered < requests) await load({ ...o, amount: requests - answered })
+}

@@ -15,6 +15,8 @@ export interface ServerProcess {
   readonly pid: number
   /** User and system CPU time the process has used so far, in microseconds. */
   cpuMicros(): number
+  /** The system (kernel) part of `cpuMicros`. */
+  kernelMicros(): number
   /** The most resident memory the process has held so far (VmHWM), in bytes. */
   peakRssBytes(): number
   /** The resident memory the process holds now (VmRSS), in bytes. */
@@ -61,7 +63,8 @@ async function launch(args: string[], env: Record<string, string>): Promise<Serv
     url,
     pid,
     recentLog: () => log,
-    cpuMicros: () => cpuMicros(pid),
+    cpuMicros: () => cpuTicks(pid, 'both'),
+    kernelMicros: () => cpuTicks(pid, 'kernel'),
     peakRssBytes: () => statusBytes(pid, 'VmHWM'),
     rssBytes: () => statusBytes(pid, 'VmRSS'),
     stop: () => stop(child),
@@ -107,11 +110,13 @@ function stop(child: ChildProcess): Promise<void> {
   })
 }
 
-function cpuMicros(pid: number): number {
+/** `utime + stime` (both) or `stime` alone (kernel), in microseconds. */
+function cpuTicks(pid: number, which: 'both' | 'kernel'): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   // Fields after the command name, which is in parentheses and may hold spaces.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  const ticks = Number(fields[11]) + Number(fields[12])
+  const system = Number(fields[12])
+  const ticks = which === 'kernel' ? system : Number(fields[11]) + system
   return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6
 }
 

@@ -12,7 +12,7 @@ import {
   using,
   withCpu,
 } from '../context.js'
-import { type LoadResult, load } from '../load.js'
+import { type LoadResult, load, warmUp } from '../load.js'
 import { type ServerProcess, startBare, startUeditor } from '../processes.js'
 import type { Row } from '../report.js'
 
@@ -49,7 +49,7 @@ function video(bytes: number): Upload {
   return { path: '/ueditor?action=video', body, contentType }
 }
 
-type Amount = { seconds: number; warmSeconds: number } | { amount: number }
+type Amount = { seconds: number; warmSeconds: number; warmRequests: number } | { amount: number }
 
 async function send(server: ServerProcess, u: Upload, connections: number, how: Amount) {
   const base = {
@@ -60,16 +60,19 @@ async function send(server: ServerProcess, u: Upload, connections: number, how: 
     body: u.body,
     expect: succeeded,
   }
-  if ('seconds' in how && how.warmSeconds > 0) await load({ ...base, seconds: how.warmSeconds })
-  const { result, cpuMicros } = await withCpu(server, () =>
+  if ('seconds' in how) await warmUp(base, how.warmSeconds, how.warmRequests)
+  const { result, cpuMicros, kernelMicros } = await withCpu(server, () =>
     load({ ...base, ...('amount' in how ? { amount: how.amount } : { seconds: how.seconds }) }),
   )
   return {
     ...result,
     cpuPerUpload: cpuMicros / result.requests,
+    kernelPerUpload: kernelMicros / result.requests,
     mbPerSecond: mbPerSecond(result, u),
   }
 }
+
+type Sent = Awaited<ReturnType<typeof send>>
 
 const mbPerSecond = (r: LoadResult, u: Upload) => (r.requests * u.body.length) / MB / r.seconds
 
@@ -101,41 +104,65 @@ async function ueditorIn<T>(
   }
 }
 
+/*
+ * The 100 KB targets are on CPU time (see config.ts for why): re-encoding off at most twice the
+ * bare server's CPU per upload (0.5x), the image pipeline on at most 3 ms per upload. Each side's
+ * CPU is split into JavaScript and libraries (user) and the kernel (system), so the table shows
+ * where an upload's time goes: the kernel part is the file-system and socket calls.
+ */
+const CPU_RATIO_TARGET = 0.5
+const PIPELINE_CPU_MS_TARGET = 3
+
 /** 100 KB PNG uploads: re-encoding off against bare stream-to-disk, then the image pipeline on. */
 export function smallUploadScenarios(p: Profile): Promise<Row[]> {
   const u = smallPng()
-  const how = { seconds: p.seconds, warmSeconds: p.warmSeconds }
+  const how = { seconds: p.seconds, warmSeconds: p.warmSeconds, warmRequests: p.warmRequests }
   return inTempDir(async (dir): Promise<Row[]> => {
     const baseline = await bareDisk(dir, (b) => send(b, u, SMALL_CONNECTIONS, how))
     const off = await ueditorIn(dir, 'off', { images: { enabled: false } }, (s) =>
       send(s, u, SMALL_CONNECTIONS, how),
     )
     const on = await ueditorIn(dir, 'on', {}, (s) => send(s, u, SMALL_CONNECTIONS, how))
-    const text = (r: { perSecond: number; cpuPerUpload: number; p99Ms: number }) =>
-      `${fmt(r.perSecond)} uploads/s, ${fmt(r.cpuPerUpload / 1000, 2)} ms CPU/upload, p99 ${fmt(r.p99Ms)} ms`
+    const text = (r: Sent) =>
+      `${fmt(r.perSecond)} uploads/s, ${fmt(r.cpuPerUpload)} µs CPU/upload ` +
+      `(${fmt(r.cpuPerUpload - r.kernelPerUpload)} user, ${fmt(r.kernelPerUpload)} kernel), p99 ${fmt(r.p99Ms)} ms`
+    const figures = (r: Sent) => ({
+      perSecond: r.perSecond,
+      cpuMicrosPerUpload: r.cpuPerUpload,
+      kernelMicrosPerUpload: r.kernelPerUpload,
+      p99Ms: r.p99Ms,
+    })
     return [
       {
         scenario: `100 KB PNG upload, re-encoding off, ${SMALL_CONNECTIONS} connections`,
-        server: text(off),
+        server: `${text(off)}; ${(off.perSecond / baseline.perSecond).toFixed(2)} x bare uploads/s`,
         baseline: text(baseline),
         target: {
-          what: 'uploads/s vs bare',
-          value: off.perSecond / baseline.perSecond,
+          what: 'bare CPU/upload ÷ this server’s',
+          value: baseline.cpuPerUpload / off.cpuPerUpload,
           unit: 'x',
           op: '>=',
-          limit: 0.5,
+          limit: CPU_RATIO_TARGET,
         },
         figures: {
-          perSecond: off.perSecond,
-          cpuMicrosPerUpload: off.cpuPerUpload,
+          ...figures(off),
           barePerSecond: baseline.perSecond,
+          bareCpuMicrosPerUpload: baseline.cpuPerUpload,
+          bareKernelMicrosPerUpload: baseline.kernelPerUpload,
         },
       },
       {
         scenario: `100 KB PNG upload, image pipeline on, ${SMALL_CONNECTIONS} connections`,
         server: text(on),
         baseline: text(baseline),
-        figures: { perSecond: on.perSecond, cpuMicrosPerUpload: on.cpuPerUpload, p99Ms: on.p99Ms },
+        target: {
+          what: 'CPU per upload',
+          value: on.cpuPerUpload / 1000,
+          unit: 'ms',
+          op: '<=',
+          limit: PIPELINE_CPU_MS_TARGET,
+        },
+        figures: figures(on),
       },
     ]
   })

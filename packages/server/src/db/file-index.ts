@@ -16,7 +16,7 @@ import {
   pageQuery,
   rowAtQuery,
 } from './listing-sql.js'
-import { type QuerySteps, readSnapshot, rowsOf } from './query-steps.js'
+import { type QuerySteps, readAlone, readSnapshot, rowsOf } from './query-steps.js'
 import type { DbSchema, FileRow } from './schema.js'
 import type { SyncSnapshots } from './sqlite-snapshots.js'
 import type {
@@ -52,13 +52,19 @@ export function createFileIndex(db: Kysely<DbSchema>, snapshots?: SyncSnapshots)
       // `IN ()` is a syntax error on PostgreSQL: no categories simply matches nothing.
       q.categories.length === 0
         ? Promise.resolve({ items: [], total: 0 })
-        : guarded(() =>
-            readSnapshot(db, snapshots, () =>
-              q.document === undefined
-                ? listing(postgres, remembered, q)
-                : documentListing(postgres, q, q.document),
-            ),
-          ),
+        : guarded(async () => {
+            if (q.document !== undefined) {
+              const document = q.document
+              return readSnapshot(db, snapshots, () => documentListing(postgres, q, document))
+            }
+            // Outside SQLite, a page this process holds is answered after one statement (the
+            // count, alone) instead of three (start transaction, the count, commit).
+            if (!snapshots && pages.has(pageKeyOf(q))) {
+              const held = await readAlone(db, () => heldPage(postgres, pages, q))
+              if (held !== undefined) return held
+            }
+            return readSnapshot(db, snapshots, () => listing(postgres, remembered, q))
+          }),
     get: (key) => guarded(() => get(db, key)),
     remove: (key, o) => {
       const within = o?.within
@@ -145,7 +151,7 @@ function* listing(
   const { total, changes, legs } = yield* counted(postgres, q)
   if (size === 0 || start >= total) return { items: [], total }
   const shape = listingShape(q)
-  const pageKey = `${shape}\n${start}\n${size}`
+  const pageKey = pageKeyOf(q)
   const seen = pages.get(pageKey)
   if (seen !== undefined && seen.changes === changes) return { items: seen.items, total }
   const known = start === 0 ? undefined : anchors.get(`${shape}\n${start}`)
@@ -187,6 +193,25 @@ function* documentListing(
     documentPageQuery(postgres, q.owners, document, categories, exts, start, size),
   )
   return { items: rows.map((row) => Object.freeze(toListed(row))), total }
+}
+
+/** The count, and the page if this process holds it as of that count; else undefined. */
+function* heldPage(
+  postgres: boolean,
+  pages: Pages,
+  q: ListQuery,
+): QuerySteps<Page<ListedFile> | undefined> {
+  const start = wholeNumber(q.start)
+  const size = wholeNumber(q.size)
+  const { total, changes } = yield* counted(postgres, q)
+  if (size === 0 || start >= total) return { items: [], total }
+  const seen = pages.get(pageKeyOf(q))
+  return seen !== undefined && seen.changes === changes ? { items: seen.items, total } : undefined
+}
+
+/** Which page of which listing: the key of `Pages`. */
+function pageKeyOf(q: ListQuery): string {
+  return `${listingShape(q)}\n${wholeNumber(q.start)}\n${wholeNumber(q.size)}`
 }
 
 function anchorOf(row: { createdAt: number | string; id: number | string }): Anchor {

@@ -13,7 +13,7 @@ import {
   termPageQuery,
 } from './material-search-sql.js'
 import { dropTerms, dropTermsIn, moveTerms, reindexTerms, SHORT_KEYWORD } from './material-terms.js'
-import { type QuerySteps, readSnapshot, rowsOf } from './query-steps.js'
+import { type QuerySteps, readOne, readSnapshot, rowsOf } from './query-steps.js'
 import type { CategoryRow, DbSchema, MaterialRow } from './schema.js'
 import type { SyncSnapshots } from './sqlite-snapshots.js'
 
@@ -118,11 +118,7 @@ function repositoryOver(
   const postgres = isPostgres(db)
   const repo: MaterialRepository = {
     categories: () =>
-      guarded(() =>
-        readSnapshot(db, snapshots, function* () {
-          return (yield* rowsOf(categoriesQuery())).map(toCategory)
-        }),
-      ),
+      guarded(() => readOne(db, snapshots, categoriesQuery()).then((rows) => rows.map(toCategory))),
     getCategory: (id) => guarded(() => getCategory(db, id)),
     saveCategory: (input) => guarded(() => saveCategory(db, input)),
     deleteCategories: (ids) =>
@@ -295,12 +291,22 @@ function* searching(postgres: boolean, q: MaterialSearch): QuerySteps<Page<Mater
   const keyword = q.keyword ?? ''
   const id = /^\d{1,10}$/.test(keyword) ? Number(keyword) : Number.NaN
   const exactId = id >= 1 && id <= MAX_ID ? id : undefined
-  const term = postgres
-    ? ((yield* rowsOf(lowerQuery(keyword)))[0]?.term ?? '')
-    : asciiLower(keyword)
+  const term = !postgres
+    ? asciiLower(keyword)
+    : uncased(keyword)
+      ? keyword
+      : ((yield* rowsOf(lowerQuery(keyword)))[0]?.term ?? '')
   return Array.from(term).length <= SHORT_KEYWORD
     ? yield* searchTerm(postgres, q, term, exactId)
     : yield* searchLiteral(postgres, q, keyword, exactId)
+}
+
+/**
+ * Text without a letter that has case (CJK, digits, punctuation, none at all): `lower()` leaves
+ * it as it is in every locale, so PostgreSQL need not be asked.
+ */
+function uncased(text: string): boolean {
+  return text.toLowerCase() === text && text.toUpperCase() === text
 }
 
 /** What SQLite's built-in `lower()` does: it folds ASCII only. */

@@ -39,6 +39,33 @@ export function readSnapshot<T>(
   return db.transaction().setIsolationLevel('repeatable read').execute(inside)
 }
 
+/**
+ * The rows of one statement. A lone statement reads one snapshot by itself, so outside SQLite's
+ * synchronous path it runs without a transaction around it: on PostgreSQL that is one round
+ * trip instead of three (`start transaction`, the statement, `commit`).
+ */
+export function readOne<R>(
+  db: Kysely<DbSchema>,
+  snapshots: SyncSnapshots | undefined,
+  query: CompiledQuery<R>,
+): Promise<R[]> {
+  if (snapshots) return snapshots.read((run) => run(query) as R[])
+  return db.executeQuery(query).then((result) => result.rows)
+}
+
+/**
+ * `steps` that yield one statement, run as that statement alone: without a transaction around
+ * it, since a lone statement reads one snapshot by itself. More than one is a programming error.
+ */
+export async function readAlone<T>(db: Kysely<DbSchema>, steps: () => QuerySteps<T>): Promise<T> {
+  const it = steps()
+  const first = it.next()
+  if (first.done) return first.value
+  const next = it.next((await db.executeQuery(first.value)).rows)
+  if (!next.done) throw new Error('readAlone: the steps read more than one statement')
+  return next.value
+}
+
 function drive<T>(it: QuerySteps<T>, run: (query: CompiledQuery<unknown>) => unknown[]): T {
   for (let next = it.next(); ; ) {
     if (next.done) return next.value

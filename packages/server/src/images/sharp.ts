@@ -1,9 +1,10 @@
-import { readFile, rm } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import sharp, { type Sharp } from 'sharp'
-import { describeFile, siblingPath, type TempFile } from '../ingest/temp-file.js'
+import { describeFile, siblingPath, type TempFile, tempFileAt } from '../ingest/temp-file.js'
 import { deadline } from '../shared/deadline.js'
 import { UeError } from '../shared/errors.js'
 import { createFairQueue } from './fair-queue.js'
+import { DEFAULT_PNG_LEVEL, pngLevelFor } from './png-effort.js'
 import type { ImagePolicy, ImageProcessor, ImageType, ProcessedImage } from './processor.js'
 
 export type WatermarkPosition =
@@ -49,6 +50,15 @@ const FORMAT_OF_EXT: Readonly<Record<string, OutputFormat>> = {
 }
 const ANIMATABLE = new Set(['gif', 'webp'])
 
+/**
+ * Images up to this size are read into memory once, for the header and the decode: libvips
+ * reading the header of a small file from its path cost more CPU than the whole read.
+ */
+const IN_MEMORY_MAX_BYTES = 4 * 1024 * 1024
+
+/** What sharp reads: the bytes of a small image, the path of a larger one. */
+type Input = Buffer | string
+
 interface Watermark {
   /** The mark with its opacity applied and a transparent margin on every side. */
   input: Buffer
@@ -89,10 +99,12 @@ export async function sharpProcessor(o: SharpProcessorOptions): Promise<ImagePro
         () => new UeError('UE_BUSY', { detail: 'image queue wait' }),
       )
       try {
-        const header = await readHeader(file, o)
+        const input = file.size <= IN_MEMORY_MAX_BYTES ? await readFile(file.path) : file.path
+        const header = await readHeader(input, o)
         return await queue.run(policy.client ?? '', header.pixels, limit.signal, () => {
           const left = o.timeoutSeconds - (Date.now() - started) / 1000
-          return reencode(file, type, policy, o, watermark, header, Math.max(1, Math.ceil(left)))
+          const seconds = Math.max(1, Math.ceil(left))
+          return reencode(file, input, type, policy, o, watermark, header, seconds)
         })
       } finally {
         limit.dispose()
@@ -111,8 +123,8 @@ interface Header {
 }
 
 /** Header only: no pixel is decoded here, so the budget is checked before any work is done. */
-async function readHeader(file: TempFile, o: SharpProcessorOptions): Promise<Header> {
-  const meta = await sharp(file.path, { limitInputPixels: false })
+async function readHeader(input: Input, o: SharpProcessorOptions): Promise<Header> {
+  const meta = await sharp(input, { limitInputPixels: false })
     .metadata()
     .catch((cause: unknown) => {
       throw new UeError('UE_CONTENT_MISMATCH', { detail: 'undecodable image', cause })
@@ -128,6 +140,7 @@ async function readHeader(file: TempFile, o: SharpProcessorOptions): Promise<Hea
 
 async function reencode(
   file: TempFile,
+  input: Input,
   type: ImageType,
   policy: ImagePolicy,
   o: SharpProcessorOptions,
@@ -138,8 +151,9 @@ async function reencode(
   const { width, height, animated } = header
   const output = o.format === 'webp' ? 'webp' : (FORMAT_OF_EXT[type.ext] ?? 'png')
   const out = siblingPath(file)
+  let size: number | undefined
   try {
-    let image = sharp(file.path, {
+    let image = sharp(input, {
       limitInputPixels: o.maxPixels,
       failOn: 'error',
       animated,
@@ -160,7 +174,14 @@ async function reencode(
         image = image.composite([{ input: watermark.input, gravity: watermark.gravity }])
     }
     if (o.keepMetadata) image = image.keepMetadata()
-    await encode(image, output, o.quality).toFile(out)
+    if (typeof input === 'string') await encode(image, output, o.quality).toFile(out)
+    else {
+      // libvips writes a file in 8 KB pieces; a small image goes out in one write instead.
+      const pngLevel = output === 'png' ? pngLevelFor(input) : undefined
+      const bytes = await encode(image, output, o.quality, pngLevel).toBuffer()
+      await writeFile(out, bytes, { flag: 'wx' })
+      size = bytes.length
+    }
   } catch (cause) {
     await rm(out, { force: true })
     if (cause instanceof UeError) throw cause
@@ -169,10 +190,19 @@ async function reencode(
     throw new UeError('UE_CONTENT_MISMATCH', { detail: 'undecodable image', cause })
   }
   const ext = o.format === 'webp' ? '.webp' : type.ext
-  return { file: await describeFile(out, file.originalName), ext, mime: `image/${output}` }
+  const stored =
+    size === undefined
+      ? await describeFile(out, file.originalName)
+      : tempFileAt(out, size, file.originalName)
+  return { file: stored, ext, mime: `image/${output}` }
 }
 
-function encode(image: Sharp, format: OutputFormat, quality: number): Sharp {
+function encode(
+  image: Sharp,
+  format: OutputFormat,
+  quality: number,
+  pngLevel = DEFAULT_PNG_LEVEL,
+): Sharp {
   switch (format) {
     case 'jpeg':
       return image.jpeg({ quality })
@@ -183,7 +213,7 @@ function encode(image: Sharp, format: OutputFormat, quality: number): Sharp {
     case 'gif':
       return image.gif()
     default:
-      return image.png()
+      return image.png({ compressionLevel: pngLevel })
   }
 }
 

@@ -155,7 +155,8 @@ export async function describeFile(path: string, originalName: string): Promise<
   return tempFileAt(path, size, originalName)
 }
 
-function tempFileAt(path: string, size: number, originalName: string): TempFile {
+/** A temp file whose size is known (its writer just wrote it), removed on `dispose`. */
+export function tempFileAt(path: string, size: number, originalName: string): TempFile {
   return { path, size, originalName, dispose: () => removeFile(path) }
 }
 

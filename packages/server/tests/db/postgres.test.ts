@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
+import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
+import { createFileIndex } from '../../src/db/file-index.js'
+import { createMaterialRepository } from '../../src/db/material-repo.js'
 import { openMetadataStore } from '../../src/db/open.js'
+import type { DbSchema } from '../../src/db/schema.js'
 import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { StorageKey } from '../../src/shared/types.js'
@@ -197,6 +201,62 @@ if ('unavailable' in lane) {
         anyDocument: false,
       })
       assert.deepEqual(again.keys, [])
+    })
+
+    test('a page already read is listed again after one statement, and a category list or a CJK search sends no transaction', async (t) => {
+      const url = await cluster.createDatabase()
+      const store = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+      await store.migrate()
+      await store.close()
+      // Every statement the database is sent, transaction control included.
+      const sent: string[] = []
+      const pool = new pg.Pool({ connectionString: url, max: 2 })
+      const db = new Kysely<DbSchema>({
+        dialect: new PostgresDialect({ pool }),
+        plugins: [new CamelCasePlugin()],
+        log: (event) => {
+          sent.push(event.query.sql)
+        },
+      })
+      t.after(() => db.destroy())
+      const files = createFileIndex(db)
+      for (const n of [1, 2, 3])
+        await files.add({
+          key: `2025/01/02/${n}.png` as never,
+          category: 'image',
+          originalName: `${n}.png`,
+          ext: '.png',
+          size: 1,
+          mime: 'image/png',
+          sha256: '',
+        })
+      const query = { categories: ['image' as const], exts: ['.png'], start: 0, size: 2 }
+      const first = await files.list(query)
+      assert.ok(
+        sent.some((s) => /^start transaction/i.test(s)),
+        'the first read is a snapshot',
+      )
+      sent.length = 0
+      assert.deepEqual(await files.list(query), first)
+      assert.equal(sent.length, 1, sent.join('\n'))
+
+      const repo = createMaterialRepository(db)
+      const parent = await repo.saveCategory({ name: '分类', parentId: null, order: 0 })
+      await repo.saveMaterial({
+        name: '活动标题',
+        content: '<p>x</p>',
+        categoryId: parent.id,
+        thumbnail: null,
+        tags: [],
+        custom: {},
+      })
+      sent.length = 0
+      assert.equal((await repo.categories()).length, 1)
+      assert.equal(sent.length, 1, sent.join('\n'))
+      sent.length = 0
+      const found = await repo.search({ keyword: '标题', page: 1, pageSize: 10 })
+      assert.equal(found.total, 1)
+      assert.ok(!sent.some((s) => /lower\(/i.test(s)), sent.join('\n'))
     })
 
     test('a wrong password is UE_INDEX_FAILED naming the server, never the password', async () => {
