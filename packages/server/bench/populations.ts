@@ -11,7 +11,10 @@ export type IndexTarget = { driver: 'sqlite'; file: string } | { driver: 'postgr
 
 /** The `index` section of the measured server's configuration for `target`. */
 export function indexConfig(target: IndexTarget): IndexConfig {
-  return target.driver === 'sqlite' ? target : { ...target, poolSize: 10 }
+  if (target.driver === 'sqlite') return target
+  // UEDITOR_DATABASE_PREPARED_STATEMENTS=false in the bench's environment: the A/B of named statements.
+  const preparedStatements = process.env.UEDITOR_DATABASE_PREPARED_STATEMENTS !== 'false'
+  return { ...target, poolSize: 10, preparedStatements }
 }
 
 // Each population is inserted in batches so no loop runs unbounded and progress is visible.

@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs'
+import pg from 'pg'
 import { type PostgresCluster, startPostgresLane } from '../tests/helpers/postgres.js'
+import { fmt, withCpu } from './context.js'
+import { type ServerProcess, treeCpuMicros } from './processes.js'
 
 /**
  * One throwaway PostgreSQL cluster for the run, started by the first scenario that asks for a
@@ -26,4 +30,42 @@ export async function postgresDatabase(): Promise<string> {
 export async function stopPostgres(): Promise<void> {
   const started = await cluster?.catch(() => undefined)
   if (started && 'stop' in started) await started.stop()
+}
+
+/** CPU time so far of the cluster serving `url` (its postmaster and every backend), in µs. */
+export async function postgresCpu(url: string): Promise<() => number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid')
+    const status = readFileSync(`/proc/${rows[0]?.pid}/status`, 'utf8')
+    const postmaster = Number(/^PPid:\s+(\d+)/m.exec(status)?.[1])
+    return () => treeCpuMicros(postmaster)
+  } finally {
+    await client.end()
+  }
+}
+
+/** CPU µs per request of the measured server and, on PostgreSQL, of its cluster. */
+export interface CpuPerRequest {
+  server: number
+  database?: number
+}
+
+export const cpuText = (cpu: CpuPerRequest) =>
+  `server ${fmt(cpu.server)} µs` +
+  (cpu.database === undefined ? '' : `, PostgreSQL ${fmt(cpu.database)} µs`)
+
+/** `work` (a load), with the CPU per request it cost the server and `database` (postgresCpu). */
+export async function withCpuPerRequest<T extends { requests: number }>(
+  server: ServerProcess,
+  database: (() => number) | undefined,
+  work: () => Promise<T>,
+): Promise<{ result: T; cpu: CpuPerRequest }> {
+  const databaseBefore = database?.()
+  const { result, cpuMicros } = await withCpu(server, work)
+  const cpu: CpuPerRequest = { server: cpuMicros / result.requests }
+  if (database !== undefined && databaseBefore !== undefined)
+    cpu.database = (database() - databaseBefore) / result.requests
+  return { result, cpu }
 }

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -112,11 +112,36 @@ function stop(child: ChildProcess): Promise<void> {
 
 /** `utime + stime` (both) or `stime` alone (kernel), in microseconds. */
 function cpuTicks(pid: number, which: 'both' | 'kernel'): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // Fields after the command name, which is in parentheses and may hold spaces.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const fields = statFields(pid)
   const system = Number(fields[12])
   const ticks = which === 'kernel' ? system : Number(fields[11]) + system
+  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6
+}
+
+/** The fields of /proc/<pid>/stat after the command name (parentheses, may hold spaces). */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+}
+
+/**
+ * CPU time, in microseconds, of `parent` and its children, those that ended included (their
+ * time is added to the parent's once it has waited for them): a PostgreSQL postmaster and the
+ * backends it forked, say. A child that ends during a reading may be missed or counted twice
+ * there: a few ticks.
+ */
+export function treeCpuMicros(parent: number): number {
+  const own = statFields(parent)
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])
+  for (const task of readdirSync(`/proc/${parent}/task`))
+    for (const child of readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8').split(' '))
+      if (child.trim() !== '')
+        try {
+          const fields = statFields(Number(child))
+          ticks += Number(fields[11]) + Number(fields[12])
+        } catch {
+          // Ended since the list was read: its time is now in the parent's.
+        }
   return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6
 }
 

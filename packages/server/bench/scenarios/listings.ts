@@ -10,7 +10,13 @@ import {
 } from '../context.js'
 import { load } from '../load.js'
 import { addImages, type IndexTarget, indexConfig } from '../populations.js'
-import { postgresDatabase } from '../postgres.js'
+import {
+  type CpuPerRequest,
+  cpuText,
+  postgresCpu,
+  postgresDatabase,
+  withCpuPerRequest,
+} from '../postgres.js'
 import { type ServerProcess, startUeditor } from '../processes.js'
 import type { Row } from '../report.js'
 
@@ -28,6 +34,9 @@ interface Figures {
   firstP99: number
   nextP99: number
   deepMs: number
+  /** CPU µs per request of the server and (on PostgreSQL) of the cluster, first and next pages. */
+  firstCpu: CpuPerRequest
+  nextCpu: CpuPerRequest
 }
 
 async function total(server: ServerProcess): Promise<number> {
@@ -53,35 +62,46 @@ async function deepJumps(server: ServerProcess, population: number): Promise<num
   return times.sort((a, b) => a - b)[Math.floor(DEEP_JUMPS / 2)] as number
 }
 
-async function measure(server: ServerProcess, population: number, p: Profile): Promise<Figures> {
+async function measure(
+  server: ServerProcess,
+  population: number,
+  p: Profile,
+  database: (() => number) | undefined,
+): Promise<Figures> {
   const counted = await total(server)
   if (counted !== population)
     throw new Error(`the server counts ${counted} images, not ${population}`)
   const base = { connections: CONNECTIONS, headers: AUTHORIZATION, expect: listed }
   const first = `${server.url}/ueditor?action=listImage&start=0&size=${PAGE}`
   if (p.warmSeconds > 0) await load({ ...base, url: first, seconds: p.warmSeconds })
-  const firstPage = await load({ ...base, url: first, seconds: p.seconds })
+  const firstPage = await withCpuPerRequest(server, database, () =>
+    load({ ...base, url: first, seconds: p.seconds }),
+  )
   // Each connection pages like the editor's image manager (start += size), each from its own
   // part of the listing, so no two read the same pages: a page one has read is not the next
   // one's to find already in memory.
   const stride = Math.floor(population / CONNECTIONS / PAGE) * PAGE
   let connections = 0
-  const nextPages = await load({
-    ...base,
-    url: first,
-    seconds: p.seconds,
-    nextPath: (connection) => {
-      const from = (connection.start as number | undefined) ?? connections++ * stride
-      const start = (from + PAGE) % population
-      connection.start = start
-      return `/ueditor?action=listImage&start=${start}&size=${PAGE}`
-    },
-  })
+  const nextPages = await withCpuPerRequest(server, database, () =>
+    load({
+      ...base,
+      url: first,
+      seconds: p.seconds,
+      nextPath: (connection) => {
+        const from = (connection.start as number | undefined) ?? connections++ * stride
+        const start = (from + PAGE) % population
+        connection.start = start
+        return `/ueditor?action=listImage&start=${start}&size=${PAGE}`
+      },
+    }),
+  )
   return {
     population,
-    firstP99: firstPage.p99Ms,
-    nextP99: nextPages.p99Ms,
+    firstP99: firstPage.result.p99Ms,
+    nextP99: nextPages.result.p99Ms,
     deepMs: await deepJumps(server, population),
+    firstCpu: firstPage.cpu,
+    nextCpu: nextPages.cpu,
   }
 }
 
@@ -108,10 +128,11 @@ function listings(p: Profile, driver: IndexTarget['driver']): Promise<Row[]> {
     for (const population of p.imagePopulations) {
       await addImages(target, BENCH_USER, have, population)
       have = population
+      const database = target.driver === 'postgres' ? await postgresCpu(target.url) : undefined
       // A fresh server per population: what it caches, it learns from this population.
       measured.push(
         await using(startUeditor(dir, ueditorConfig(dataDir, { index })), (s) =>
-          measure(s, population, p),
+          measure(s, population, p, database),
         ),
       )
     }
@@ -141,6 +162,25 @@ function rows(measured: Figures[], engine: string): Row[] {
       target: { what: `p99 at ${at}`, value: pick(largest), unit: 'ms', op: '<=', limit: 5 },
       figures: Object.fromEntries(measured.map((f) => [`p99Ms@${f.population}`, pick(f)])),
     })
+    if (engine !== '')
+      out.push({
+        scenario: `listImage ${label}${engine}, CPU per request`,
+        server: measured
+          .map(
+            (f) =>
+              `${n(f.population)}: ${cpuText(label === 'first page' ? f.firstCpu : f.nextCpu)}`,
+          )
+          .join('; '),
+        figures: Object.fromEntries(
+          measured.flatMap((f) => {
+            const cpu = label === 'first page' ? f.firstCpu : f.nextCpu
+            return [
+              [`serverCpuMicros@${f.population}`, cpu.server],
+              [`postgresCpuMicros@${f.population}`, cpu.database ?? 0],
+            ]
+          }),
+        ),
+      })
     out.push({
       scenario: `listImage ${label}${engine}, flat from ${n(smallest.population)} to ${at}`,
       server: across(pick),

@@ -55,6 +55,7 @@ const LINES: readonly EnvLine[] = [
   ['UEDITOR_INDEX_DRIVER', 'index.driver'],
   ['UEDITOR_DATABASE_URL', 'index.url', { note: 'selects index.driver postgres' }],
   ['UEDITOR_DATABASE_POOL_SIZE', 'index.poolSize'],
+  ['UEDITOR_DATABASE_PREPARED_STATEMENTS', 'index.preparedStatements'],
   ['UEDITOR_TEMP_DIR', 'uploads.tempDir'],
   ['UEDITOR_EDITOR_PATH', 'routes.editor'],
   ['UEDITOR_FILES_PATH', 'routes.files'],

@@ -388,6 +388,8 @@ export const ServerConfigSchema = z.strictObject({
         poolSize: z.number().int().min(1).max(1000).default(10),
         connectTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
         queryTimeoutMs: z.number().int().min(100).max(3_600_000).default(30_000),
+        /** Off behind PgBouncer before 1.21 in transaction mode, which loses named statements. */
+        preparedStatements: z.boolean().default(true),
       }),
     ])
     .prefault({ driver: 'sqlite' }),

@@ -1,5 +1,6 @@
 import { CompiledQuery } from 'kysely'
 import type { Category, StorageKey } from '../shared/types.js'
+import { named } from './named-statements.js'
 import { Parameters } from './sql-parameters.js'
 import type { OwnerFilter } from './types.js'
 
@@ -35,7 +36,7 @@ export function countsQuery(
   const text =
     `select "scope", "category", "ext", "n", "changes" from "file_counts" ` +
     `where "scope" in (${p.list(scopes)}) and "category" in (${p.list(categories)})`
-  return CompiledQuery.raw(text, p.values) as CompiledQuery<ListingCount>
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<ListingCount>)
 }
 
 /** (created_at, id) of a row: pages continue from here, this row included. */
@@ -84,7 +85,7 @@ export function pageQuery(
       ? leg(legs[0] as Leg)
       : legs.map((l, i) => `select * from (${leg(l)}) as "c${i}"`).join(' union all ') +
         ` order by "createdAt" desc, "id" desc limit ${p.one(limit)}`
-  return CompiledQuery.raw(text, p.values) as CompiledQuery<ListedRow>
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<ListedRow>)
 }
 
 /**
@@ -114,7 +115,7 @@ export function rowAtQuery(
     `select "created_at" as "createdAt", "id" from "files" where ${owner}${category}` +
     (exts.length > 0 ? ` and ${steer}"ext" in (${p.list(exts)})` : '') +
     ` order by "created_at" ${direction}, "id" ${direction} limit 1 offset ${p.one(offset)}`
-  return CompiledQuery.raw(text, p.values) as CompiledQuery<Anchor>
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<Anchor>)
 }
 
 /**
@@ -130,7 +131,7 @@ export function documentCountQuery(
 ): CompiledQuery<{ n: number | string }> {
   const p = new Parameters(postgres)
   const text = `select count(*) as "n" ${documentRows(p, owners, document, categories, exts)}`
-  return CompiledQuery.raw(text, p.values) as CompiledQuery<{ n: number | string }>
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<{ n: number | string }>)
 }
 
 export function documentPageQuery(
@@ -147,7 +148,7 @@ export function documentPageQuery(
     `select "files"."id", "key", "original_name" as "originalName", "created_at" as "createdAt" ` +
     documentRows(p, owners, document, categories, exts) +
     ` order by "created_at" desc, "files"."id" desc limit ${p.one(size)} offset ${p.one(start)}`
-  return CompiledQuery.raw(text, p.values) as CompiledQuery<ListedRow>
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<ListedRow>)
 }
 
 function documentRows(

@@ -1,4 +1,5 @@
 import { CompiledQuery } from 'kysely'
+import { named } from './named-statements.js'
 import type { CategoryRow, MaterialRow } from './schema.js'
 import { Parameters } from './sql-parameters.js'
 
@@ -16,16 +17,20 @@ const MATERIAL_COLUMNS =
 
 /** Every category, in the order the tree shows them. */
 export function categoriesQuery(): CompiledQuery<CategoryRow> {
-  return CompiledQuery.raw(
-    'select "id", "name", "parent_id" as "parentId", "sort_order" as "sortOrder", ' +
-      '"created_at" as "createdAt", "updated_at" as "updatedAt" from "categories" ' +
-      'order by "sort_order", "id"',
-  ) as CompiledQuery<CategoryRow>
+  return named(
+    CompiledQuery.raw(
+      'select "id", "name", "parent_id" as "parentId", "sort_order" as "sortOrder", ' +
+        '"created_at" as "createdAt", "updated_at" as "updatedAt" from "categories" ' +
+        'order by "sort_order", "id"',
+    ) as CompiledQuery<CategoryRow>,
+  )
 }
 
 /** The keyword folded by PostgreSQL's `lower()`, which follows the database's locale. */
 export function lowerQuery(text: string): CompiledQuery<{ term: string }> {
-  return CompiledQuery.raw('select lower($1) as "term"', [text]) as CompiledQuery<{ term: string }>
+  return named(
+    CompiledQuery.raw('select lower($1) as "term"', [text]) as CompiledQuery<{ term: string }>,
+  )
 }
 
 /** How many materials' terms hold `term`, from the maintained counts. */
@@ -38,7 +43,7 @@ export function termCountQuery(
   const text =
     `select sum("n") as "n" from "material_term_counts" where "term" = ${p.one(term)}` +
     inCategories(p, categoryKeys)
-  return CompiledQuery.raw(text, p.values) as CompiledQuery<{ n: string | number | null }>
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<{ n: string | number | null }>)
 }
 
 /** The page of materials whose terms hold `term` (newest first), and the one with `alsoId`. */
@@ -60,7 +65,7 @@ export function termPageQuery(
     `select ${MATERIAL_COLUMNS} from "materials" where ("id" in (${matching})` +
     (alsoId === undefined ? '' : ` or "id" = ${p.one(alsoId)}`) +
     `)${order} limit ${p.one(pageSize)} offset ${p.one(offset)}`
-  return CompiledQuery.raw(text, p.values) as CompiledQuery<MaterialRow>
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<MaterialRow>)
 }
 
 /**
@@ -79,7 +84,7 @@ export function extraIdQuery(
     (categoryIds === undefined ? '' : ` and "category_id" in (${p.list(categoryIds)})`) +
     ` and not exists (select "id" from "material_terms" where "term" = ${p.one(term)}` +
     ` and "id" = ${p.one(id)})`
-  return CompiledQuery.raw(text, p.values) as CompiledQuery<{ id: number | string }>
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<{ id: number | string }>)
 }
 
 /** A longer keyword, matched literally: how many materials match. */
@@ -91,10 +96,12 @@ export function literalCountQuery(
 ): CompiledQuery<{ total: number | string }> {
   const p = new Parameters(postgres)
   const where = literalMatch(p, postgres, keyword, categoryIds, exactId)
-  return CompiledQuery.raw(
-    `select count(*) as "total" from "materials" where ${where}`,
-    p.values,
-  ) as CompiledQuery<{ total: number | string }>
+  return named(
+    CompiledQuery.raw(
+      `select count(*) as "total" from "materials" where ${where}`,
+      p.values,
+    ) as CompiledQuery<{ total: number | string }>,
+  )
 }
 
 /** A longer keyword, matched literally: one page of the matches, newest first. */
@@ -111,7 +118,7 @@ export function literalPageQuery(
   const text =
     `select ${MATERIAL_COLUMNS} from "materials" where ${where}` +
     ` order by "created_at" desc, "id" desc limit ${p.one(pageSize)} offset ${p.one(offset)}`
-  return CompiledQuery.raw(text, p.values) as CompiledQuery<MaterialRow>
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<MaterialRow>)
 }
 
 /**

@@ -9,6 +9,7 @@ import { guarded } from './errors.js'
 import { createFileIndex } from './file-index.js'
 import { createMaterialRepository } from './material-repo.js'
 import { migrateToLatest } from './migrations.js'
+import { namingPool } from './named-statements.js'
 import { createOutbox } from './outbox.js'
 import type { DbSchema } from './schema.js'
 import { type BuiltinSqlite, builtinSqliteAvailable, openBuiltinSqlite } from './sqlite-builtin.js'
@@ -43,6 +44,12 @@ export interface PostgresIndexConfig {
   connectTimeoutMs?: number
   /** Longest wait for a query's answer; the query then fails with UE_INDEX_FAILED. */
   queryTimeoutMs?: number
+  /**
+   * Send the listing's and the search's statements by name, prepared once per connection
+   * (default true). Off behind a pooler that does not keep them, such as PgBouncer before 1.21
+   * in transaction mode.
+   */
+  preparedStatements?: boolean
 }
 
 /** One member per dialect; `driver` discriminates. */
@@ -133,7 +140,7 @@ async function openPostgres(cfg: PostgresIndexConfig): Promise<Kysely<DbSchema>>
     const client = await pool.connect()
     client.release()
     return new Kysely<DbSchema>({
-      dialect: new PostgresDialect({ pool }),
+      dialect: postgresDialect(pool, cfg.preparedStatements ?? true),
       plugins: [new CamelCasePlugin()],
     })
   } catch (cause) {
@@ -144,6 +151,11 @@ async function openPostgres(cfg: PostgresIndexConfig): Promise<Kysely<DbSchema>>
       cause,
     })
   }
+}
+
+/** The dialect over `pool`; `preparedStatements`: the hot statements go by name (named-statements.ts). */
+export function postgresDialect(pool: Pool, preparedStatements: boolean): PostgresDialect {
+  return new PostgresDialect({ pool: preparedStatements ? namingPool(pool) : pool })
 }
 
 /** host:port/database of a connection URL, without user or password. */

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely'
+import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { createFileIndex } from '../../src/db/file-index.js'
 import { createMaterialRepository } from '../../src/db/material-repo.js'
-import { openMetadataStore } from '../../src/db/open.js'
+import { openMetadataStore, postgresDialect } from '../../src/db/open.js'
 import type { DbSchema } from '../../src/db/schema.js'
 import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
@@ -259,6 +259,74 @@ if ('unavailable' in lane) {
       assert.ok(!sent.some((s) => /lower\(/i.test(s)), sent.join('\n'))
     })
 
+    test('with prepared statements on, the listing and the search are prepared by name on their connection, and with them off nothing is', async (t) => {
+      const url = await cluster.createDatabase()
+      const store = await openMetadataStore({ driver: 'postgres', url, poolSize: 1 })
+      await store.migrate()
+      await store.close()
+      // One connection, so the statements it prepared are the ones `pg_prepared_statements` shows.
+      const preparedAfterReads = async (preparedStatements: boolean) => {
+        const db = new Kysely<DbSchema>({
+          dialect: postgresDialect(
+            new pg.Pool({ connectionString: url, max: 1 }),
+            preparedStatements,
+          ),
+          plugins: [new CamelCasePlugin()],
+        })
+        t.after(() => db.destroy())
+        const files = createFileIndex(db)
+        await files.add({
+          key: `2025/01/02/${preparedStatements}.png` as never,
+          category: 'image',
+          originalName: 'a.png',
+          ext: '.png',
+          size: 1,
+          mime: 'image/png',
+          sha256: '',
+        })
+        const repo = createMaterialRepository(db)
+        const category = await repo.saveCategory({ name: '分类', parentId: null, order: 0 })
+        await repo.saveMaterial({
+          name: '活动标题 Title',
+          content: '<p>x</p>',
+          categoryId: category.id,
+          thumbnail: null,
+          tags: [],
+          custom: {},
+        })
+        const query = { categories: ['image' as const], exts: ['.png'], start: 0, size: 20 }
+        for (let round = 0; round < 2; round++) {
+          assert.ok((await files.list({ ...query, start: round })).total >= 1)
+          await repo.search({ keyword: '标题', page: 1, pageSize: 10 })
+          await repo.search({ keyword: 'Title', page: 1, pageSize: 10 })
+        }
+        const { rows } = await sql<{ name: string; statement: string }>`
+          select "name", "statement" from "pg_prepared_statements"`.execute(db)
+        return rows
+      }
+
+      const on = await preparedAfterReads(true)
+      const texts = on.map((r) => r.statement)
+      assert.ok(
+        on.every((r) => /^ue_[0-9a-f]{32}$/.test(r.name)),
+        JSON.stringify(on),
+      )
+      assert.equal(new Set(texts).size, texts.length, 'one name per statement text')
+      for (const part of [
+        'from "file_counts"',
+        'from "files" where "category"',
+        'from "material_term_counts"',
+        'from "material_terms"',
+        'select lower($1)',
+      ])
+        assert.ok(
+          texts.some((text) => text.includes(part)),
+          `${part} among:\n${texts.join('\n')}`,
+        )
+
+      assert.deepEqual(await preparedAfterReads(false), [])
+    })
+
     test('a wrong password is UE_INDEX_FAILED naming the server, never the password', async () => {
       const url = cluster.wrongPasswordUrl()
       const secret = new URL(url).password
@@ -285,6 +353,7 @@ if ('unavailable' in lane) {
         poolSize: 10,
         connectTimeoutMs: 5000,
         queryTimeoutMs: 30000,
+        preparedStatements: true,
       })
 
       const form = new FormData()

@@ -24,6 +24,7 @@ describe('metadata index configuration', () => {
       poolSize: 10,
       connectTimeoutMs: 5000,
       queryTimeoutMs: 30000,
+      preparedStatements: true,
     })
   })
 
@@ -37,6 +38,7 @@ describe('metadata index configuration', () => {
       poolSize: 25,
       connectTimeoutMs: 5000,
       queryTimeoutMs: 30000,
+      preparedStatements: true,
     })
     const fromCode = loadConfig({
       env: {},
@@ -50,7 +52,29 @@ describe('metadata index configuration', () => {
       poolSize: 3,
       connectTimeoutMs: 5000,
       queryTimeoutMs: 2000,
+      preparedStatements: true,
     })
+  })
+
+  test('UEDITOR_DATABASE_PREPARED_STATEMENTS=false turns named statements off, for PgBouncer before 1.21', () => {
+    const off = loadConfig({
+      env: {
+        UEDITOR_DATABASE_URL: 'postgres://db/x',
+        UEDITOR_DATABASE_PREPARED_STATEMENTS: 'false',
+      },
+    })
+    assert.equal(off.index.driver === 'postgres' && off.index.preparedStatements, false)
+    assert.match(
+      failure(() =>
+        loadConfig({
+          env: {
+            UEDITOR_DATABASE_URL: 'postgres://db/x',
+            UEDITOR_DATABASE_PREPARED_STATEMENTS: 'maybe',
+          },
+        }),
+      ),
+      /index\.preparedStatements \(from UEDITOR_DATABASE_PREPARED_STATEMENTS=maybe\)/,
+    )
   })
 
   test('without a URL the index stays a SQLite file under the data folder', () => {
