@@ -19,6 +19,11 @@ export interface Profile {
    */
   warmRequests: number
   imagePopulations: number[]
+  /**
+   * `--big`: one more image population for the SQLite listing (10M files), built once in the
+   * cache folder and reused by later runs.
+   */
+  big?: { images: number; cacheDir: string }
   materials: number
   medium: { bytes: number; connections: number; amount: number }
   large: { bytes: number; connections: number; amount: number }

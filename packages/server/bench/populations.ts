@@ -1,9 +1,13 @@
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdir, rename, rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { CamelCasePlugin, type Insertable, Kysely, SqliteDialect } from 'kysely'
+import type { Insertable } from 'kysely'
 import pg from 'pg'
 import type { MaterialRepository } from '../src/db/material-repo.js'
 import { type IndexConfig, openMetadataStore } from '../src/db/open.js'
-import type { DbSchema, FilesTable } from '../src/db/schema.js'
+import type { FilesTable } from '../src/db/schema.js'
 import type { StorageKey } from '../src/shared/types.js'
 
 /** Where a population goes: an SQLite file, or a database of the run's PostgreSQL cluster. */
@@ -19,16 +23,14 @@ export function indexConfig(target: IndexTarget): IndexConfig {
 
 // Each population is inserted in batches so no loop runs unbounded and progress is visible.
 const FILE_BATCH = 20_000
-// Nine columns a row: well under SQLite's 32,766 bound parameters a statement.
-const ROWS_PER_STATEMENT = 1_000
 const MATERIAL_BATCH = 2_000
 // Fixed creation times (one second apart) so every run pages through the same order.
 const EPOCH = Date.UTC(2024, 0, 1)
 
 /**
  * Grows the image index at `target` from `from` to `to` rows owned by `owner`: the index
- * layer's migrations make the schema, then multi-row inserts, one transaction per batch (the
- * index's own `add`, a statement and a commit per row, would take most of an hour at 1M).
+ * layer's migrations make the schema, then bulk inserts in large transactions (the index's
+ * own `add`, a statement and a commit per row, would take most of an hour at 1M).
  * The listing scenario checks that the server counts exactly these rows before it measures.
  */
 export async function addImages(
@@ -43,26 +45,86 @@ export async function addImages(
   else await addPostgresImages(target.url, owner, from, to)
 }
 
+// Rows a SQLite transaction inserts: the fill of 10M files commits ten times.
+const SQLITE_BATCH = 1_000_000
+
+/**
+ * The rows `imageRow` describes, generated inside SQLite (one statement per batch, a recursive
+ * counter, no row crossing from JavaScript), with the `file_counts` insert trigger dropped for
+ * the batch and created again from its own text before the commit, so the schema is the
+ * migrations' own; the counts it would have added are added once, as on PostgreSQL.
+ */
 async function addSqliteImages(file: string, owner: string, from: number, to: number) {
-  const db = new Kysely<DbSchema>({
-    dialect: new SqliteDialect({ database: new Database(file) }),
-    plugins: [new CamelCasePlugin()],
-  })
+  const db = new Database(file)
   try {
-    for (let start = from; start < to; start += FILE_BATCH) {
-      const end = Math.min(to, start + FILE_BATCH)
-      await db.transaction().execute(async (trx) => {
-        for (let i = start; i < end; i += ROWS_PER_STATEMENT) {
-          const rows = Array.from({ length: Math.min(ROWS_PER_STATEMENT, end - i) }, (_, k) =>
-            imageRow(i + k, owner),
-          )
-          await trx.insertInto('files').values(rows).execute()
-        }
-      })
-    }
+    db.pragma('synchronous = off')
+    const trigger = db
+      .prepare("select sql from sqlite_master where type = 'trigger' and name = ?")
+      .pluck()
+      .get(COUNTS_TRIGGER) as string | undefined
+    if (trigger === undefined) throw new Error(`no ${COUNTS_TRIGGER} trigger in ${file}`)
+    const insert = db.prepare(SQLITE_INSERT)
+    const count = db.prepare(SQLITE_ADD_COUNTS)
+    const batch = db.transaction((start: number, end: number) => {
+      db.exec(`drop trigger ${COUNTS_TRIGGER}`)
+      // BigInt: better-sqlite3 binds a number as a REAL, and 1234.0 would be in the names.
+      insert.run({ from: BigInt(start), to: BigInt(end), epoch: BigInt(EPOCH), owner })
+      count.run({ n: end - start, owner: `u:${owner}` })
+      db.exec(trigger)
+    })
+    for (let start = from; start < to; start += SQLITE_BATCH)
+      batch(start, Math.min(to, start + SQLITE_BATCH))
   } finally {
-    await db.destroy()
+    db.close()
   }
+}
+
+const COUNTS_TRIGGER = 'files_counts_insert'
+
+// Row i exactly as imageRow(i, owner) builds it.
+const SQLITE_INSERT = `
+  with recursive n(i) as (select @from union all select i + 1 from n where i + 1 < @to)
+  insert into files (key, category, original_name, ext, size, mime, sha256, created_at, owner)
+  select 'image/20240101/' || printf('%08d', i) || '.png', 'image', 'photo-' || i || '.png',
+         '.png', 102400, 'image/png', printf('%064x', i), @epoch + i * 1000, @owner
+  from n`
+
+const SQLITE_ADD_COUNTS = `
+  insert into file_counts (scope, category, ext, n, changes)
+  values ('*', 'image', '.png', @n, @n), (@owner, 'image', '.png', @n, @n)
+  on conflict (scope, category, ext)
+  do update set n = file_counts.n + excluded.n, changes = file_counts.changes + excluded.n`
+
+/**
+ * A SQLite index of `count` images owned by `owner`, built once under `cacheDir` and reused by
+ * later runs (10M files take minutes to insert and about 5 GB). The file's name holds the
+ * count, the owner and a digest of the migrations and of the fill, so a schema change builds
+ * a new one. The measured server opens it in place; a listing only reads.
+ */
+export async function cachedSqliteImages(
+  cacheDir: string,
+  owner: string,
+  count: number,
+): Promise<{ file: string; built: boolean }> {
+  const probe = await openMetadataStore({ driver: 'sqlite', file: ':memory:' })
+  const migrations = await probe.migrate().finally(() => probe.close())
+  const digest = createHash('sha256')
+    .update(JSON.stringify([migrations, SQLITE_INSERT, SQLITE_ADD_COUNTS, EPOCH]))
+    .digest('hex')
+    .slice(0, 12)
+  const file = join(cacheDir, `images-${count}-${owner}-${digest}.db`)
+  if (existsSync(file)) return { file, built: false }
+  await mkdir(cacheDir, { recursive: true })
+  // Built under another name, so a run stopped halfway leaves nothing that looks finished.
+  const partial = `${file}.${process.pid}.partial`
+  await rm(partial, { force: true })
+  try {
+    await addImages({ driver: 'sqlite', file: partial }, owner, 0, count)
+    await rename(partial, file)
+  } finally {
+    for (const suffix of ['', '-wal', '-shm']) await rm(`${partial}${suffix}`, { force: true })
+  }
+  return { file, built: true }
 }
 
 // Each column of a batch is one array parameter, unnested into rows by the server.

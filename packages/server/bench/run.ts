@@ -4,7 +4,8 @@
  * Loopback only; every load is bounded in time or count, so the run stops by itself.
  */
 import { statfs } from 'node:fs/promises'
-import { cpus, freemem, tmpdir, totalmem } from 'node:os'
+import { cpus, freemem, homedir, tmpdir, totalmem } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { FULL, type Profile, removeScratch, SMOKE, upTo } from './context.js'
 import { PostgresUnavailable, stopPostgres } from './postgres.js'
@@ -50,7 +51,15 @@ const largest = argument('--largest')
 if (largest !== undefined && !/^[1-9]\d*$/.test(largest))
   throw new Error(`--largest ${largest}: give a whole number of files, such as 100000`)
 const chosen = process.argv.includes('--smoke') ? SMOKE : FULL
-const profile = largest === undefined ? chosen : upTo(chosen, Number(largest))
+const sized = largest === undefined ? chosen : upTo(chosen, Number(largest))
+// `--big`: the SQLite listing also at 10M files (smoke: 5,000), that index kept in the cache
+// folder (`--cache <dir>`, by default ~/.cache/ueditor-backend-bench) for the next run.
+const cacheDir =
+  argument('--cache') ??
+  join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'ueditor-backend-bench')
+const profile: Profile = process.argv.includes('--big')
+  ? { ...sized, big: { images: chosen.smoke ? 5_000 : 10_000_000, cacheDir } }
+  : sized
 // `--only <name>`: the scenario groups whose name contains it, for working on one of them.
 const only = argument('--only')
 if (only !== undefined && !SCENARIOS.some(([name]) => name.includes(only)))

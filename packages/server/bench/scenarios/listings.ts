@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import type { IndexConfig } from '../../src/db/open.js'
 import {
   AUTHORIZATION,
   BENCH_USER,
@@ -9,7 +10,7 @@ import {
   using,
 } from '../context.js'
 import { load } from '../load.js'
-import { addImages, type IndexTarget, indexConfig } from '../populations.js'
+import { addImages, cachedSqliteImages, type IndexTarget, indexConfig } from '../populations.js'
 import {
   type CpuPerRequest,
   cpuText,
@@ -122,22 +123,33 @@ function listings(p: Profile, driver: IndexTarget['driver']): Promise<Row[]> {
       driver === 'sqlite'
         ? { driver, file: join(dataDir, 'index.db') }
         : { driver, url: await postgresDatabase() }
-    const index = indexConfig(target)
     const measured: Figures[] = []
     let have = 0
     for (const population of p.imagePopulations) {
       await addImages(target, BENCH_USER, have, population)
       have = population
       const database = target.driver === 'postgres' ? await postgresCpu(target.url) : undefined
-      // A fresh server per population: what it caches, it learns from this population.
-      measured.push(
-        await using(startUeditor(dir, ueditorConfig(dataDir, { index })), (s) =>
-          measure(s, population, p, database),
-        ),
-      )
+      measured.push(await measureOn(dir, indexConfig(target), population, p, database))
+    }
+    // `--big` (run.ts): the cached index, opened where it is; the server only reads it.
+    if (driver === 'sqlite' && p.big !== undefined) {
+      const { file } = await cachedSqliteImages(p.big.cacheDir, BENCH_USER, p.big.images)
+      measured.push(await measureOn(dir, { driver, file }, p.big.images, p, undefined))
     }
     return rows(measured, driver === 'postgres' ? ' on PostgreSQL' : '')
   })
+}
+
+/** A fresh server per population: what it caches, it learns from this population. */
+function measureOn(
+  dir: string,
+  index: IndexConfig,
+  population: number,
+  p: Profile,
+  database: (() => number) | undefined,
+): Promise<Figures> {
+  const config = ueditorConfig(join(dir, 'data'), { index })
+  return using(startUeditor(dir, config), (s) => measure(s, population, p, database))
 }
 
 /** `engine` follows "listImage" in each row's name: '' for SQLite, whose rows came first. */

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict'
+import { statSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, test } from 'node:test'
+import Database from 'better-sqlite3'
+import { cachedSqliteImages } from '../../bench/populations.js'
+import { openMetadataStore } from '../../src/db/open.js'
+
+// The bench's `--big` population: the SQLite index of many images, filled inside SQLite and kept
+// in a cache folder. At a smoke size here; the bench builds 10M the same way.
+const dir = await mkdtemp(join(tmpdir(), 'ueditor-bench-population-'))
+after(() => rm(dir, { recursive: true, force: true }))
+
+function schemaOf(file: string): unknown[] {
+  const db = new Database(file, { readonly: true })
+  try {
+    return db.prepare('select type, name, tbl_name, sql from sqlite_master order by name').all()
+  } finally {
+    db.close()
+  }
+}
+
+describe('the bench population of images in a cached SQLite index', () => {
+  test('is built once with the rows, counts and schema the migrations give, then reused as it is', async () => {
+    const cacheDir = join(dir, 'cache')
+    const first = await cachedSqliteImages(cacheDir, 'bench', 2_500)
+    assert.equal(first.built, true)
+
+    const fresh = join(dir, 'fresh.db')
+    const store = await openMetadataStore({ driver: 'sqlite', file: fresh })
+    await store.migrate()
+    await store.close()
+    assert.deepEqual(schemaOf(first.file), schemaOf(fresh))
+
+    const db = new Database(first.file, { readonly: true })
+    try {
+      assert.equal(db.prepare('select count(*) from files').pluck().get(), 2_500)
+      assert.deepEqual(db.prepare('select * from files where id = 1235').get(), {
+        id: 1235,
+        key: 'image/20240101/00001234.png',
+        category: 'image',
+        original_name: 'photo-1234.png',
+        ext: '.png',
+        size: 102_400,
+        mime: 'image/png',
+        sha256: (1234).toString(16).padStart(64, '0'),
+        created_at: Date.UTC(2024, 0, 1) + 1_234_000,
+        owner: 'bench',
+      })
+      assert.deepEqual(
+        db.prepare('select scope, category, ext, n, changes from file_counts order by scope').all(),
+        [
+          { scope: '*', category: 'image', ext: '.png', n: 2_500, changes: 2_500 },
+          { scope: 'u:bench', category: 'image', ext: '.png', n: 2_500, changes: 2_500 },
+        ],
+      )
+    } finally {
+      db.close()
+    }
+
+    const modified = statSync(first.file).mtimeMs
+    const again = await cachedSqliteImages(cacheDir, 'bench', 2_500)
+    assert.deepEqual(again, { file: first.file, built: false })
+    assert.equal(statSync(again.file).mtimeMs, modified)
+  })
+
+  test('keeps the count trigger, so a file added later is listed and counted', async () => {
+    const { file } = await cachedSqliteImages(join(dir, 'cache-2'), 'bench', 1_000)
+    const store = await openMetadataStore({ driver: 'sqlite', file })
+    try {
+      await store.files.add({
+        key: '2025/01/02/late.png' as never,
+        category: 'image',
+        originalName: 'late.png',
+        ext: '.png',
+        size: 1,
+        mime: 'image/png',
+        sha256: '',
+      })
+      const page = await store.files.list({
+        categories: ['image'],
+        exts: ['.png'],
+        start: 0,
+        size: 1,
+      })
+      assert.equal(page.total, 1_001)
+    } finally {
+      await store.close()
+    }
+  })
+})
