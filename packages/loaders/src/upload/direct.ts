@@ -1,7 +1,7 @@
 import type { EditorFile } from './editor.js'
 import { type ServerSettings, sleep } from './server.js'
 import type { UploadCategory } from './types.js'
-import { jsonObject, send } from './xhr.js'
+import { jsonObject, refusalOf, send } from './xhr.js'
 
 export interface DirectOptions {
   multipartThreshold: number
@@ -183,14 +183,14 @@ class SigningRoutes {
       ...(ignoreSignal ? {} : { signal: this.signal }),
     })
     const text = await response.text()
-    const answer = jsonObject(text) ?? {}
     if (!response.ok) {
-      const message =
-        typeof answer.state === 'string' && answer.state ? answer.state : `HTTP ${response.status}`
-      // A refusal (4xx but 429) is final; the server's readable state is what the user sees.
+      const message = refusalOf(text) ?? `HTTP ${response.status}`
+      // A refusal (4xx but 429) is final; the server's readable message is what the user sees.
       if (response.status < 500 && response.status !== 429) throw new FinalError(message)
       throw new Error(message)
     }
+    const answer = jsonObject(text)
+    if (!answer) throw new Error('the signing route answered no JSON object')
     return answer
   }
 }

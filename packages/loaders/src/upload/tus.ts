@@ -2,7 +2,7 @@ import { DefaultHttpStack, type DetailedError, type HttpStack, Upload } from 'tu
 import type { EditorFile } from './editor.js'
 import { type ServerSettings, withParam } from './server.js'
 import type { UploadCategory } from './types.js'
-import { jsonObject } from './xhr.js'
+import { jsonObject, refusalOf } from './xhr.js'
 
 export interface TusOptions {
   chunkSize: number
@@ -109,10 +109,7 @@ export function idOf(url: string | null): string | undefined {
 /** The refusal's readable `state` from the server's answer, else a short description. */
 function readableTusError(e: Error | DetailedError): string {
   const response = (e as DetailedError).originalResponse
-  if (response) {
-    const body = jsonObject(response.getBody() ?? '')
-    if (body && typeof body.state === 'string' && body.state) return body.state
-    return `upload failed (HTTP ${response.getStatus()})`
-  }
+  if (response)
+    return refusalOf(response.getBody() ?? '') ?? `upload failed (HTTP ${response.getStatus()})`
   return 'upload failed: the connection to the server was lost'
 }

@@ -77,3 +77,11 @@ export function jsonObject(body: string): Record<string, unknown> | undefined {
     return undefined
   }
 }
+
+/** The server's readable refusal in a body: an editor answer's `state`, or an API `error.message`. */
+export function refusalOf(body: string): string | undefined {
+  const answer = jsonObject(body)
+  if (typeof answer?.state === 'string' && answer.state !== '') return answer.state
+  const error = answer?.error as { message?: unknown } | undefined
+  return typeof error?.message === 'string' && error.message !== '' ? error.message : undefined
+}

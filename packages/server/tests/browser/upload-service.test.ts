@@ -1,0 +1,238 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { describe, type TestContext, test } from 'node:test'
+import type { Page } from 'playwright-core'
+import { launchChromium } from '../helpers/chromium.js'
+import { MP4, png } from '../helpers/fixtures.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
+
+const USER_TOKEN = 'uploader-token-0123456789abcdef'
+
+/**
+ * A stand-in for UEditor Plus with `uploadServiceEnable: true`: it loads the config answer,
+ * then calls `uploadServiceUpload(type, file, callback, { from })` exactly as the editor's
+ * simple upload, paste, dialogs and scrawl do, and inserts what their success handlers insert.
+ */
+const STAND_IN_EDITOR = `<!doctype html><meta charset="utf-8"><title>stand-in editor</title>
+<div id="editor"></div>
+<script src="/materials/loaders.iife.js"></script>
+<script>
+window.standIn = {
+  async start(serverUrl, token, extra) {
+    const answer = await fetch(serverUrl + '?action=config', { headers: { Authorization: 'Bearer ' + token } })
+    this.options = await answer.json()
+    this.upload = UEditorBackendLoaders.uploadService(Object.assign({ serverUrl, token }, extra))
+  },
+  bytes(base64) {
+    return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))
+  },
+  /** The editor's file argument for each way in. */
+  fileFor(from, base64, name, type, lastModified) {
+    const native = new File([this.bytes(base64)], name, { type, lastModified })
+    if (from === 'scrawl') return new Blob([this.bytes(base64)], { type: 'image/png' })
+    if (from === 'upload' || from === 'paste') return native
+    // WebUploader's block: the native File two levels down, the bytes also as blob.source.
+    return { file: { id: 'WU_FILE_0', name, type, size: native.size, source: { source: native } }, blob: { source: native } }
+  },
+  insert(html) {
+    const holder = document.createElement('div')
+    holder.innerHTML = html
+    const node = holder.firstElementChild
+    document.getElementById('editor').appendChild(node)
+    return node
+  },
+  run(type, from, base64, name, mime, lastModified) {
+    const o = this.options
+    const record = { progress: [], endings: [], inserted: null, message: null }
+    return new Promise((resolve) => {
+      const ended = () => setTimeout(() => resolve(record), 300) // room for a wrong second ending
+      const show = (tag, src, text) => {
+        const node = this.insert(tag === 'img' ? '<img>' : tag === 'video' ? '<video controls></video>' : '<a></a>')
+        if (tag === 'a') { node.href = src; node.textContent = text } else node.src = src
+        record.inserted = { tag, src: node.getAttribute(tag === 'a' ? 'href' : 'src') }
+      }
+      const callback = {
+        progress: (p) => record.progress.push(p),
+        error: (message) => { record.endings.push('error'); record.message = message; ended() },
+        success: (res) => {
+          record.endings.push('success')
+          if (from === 'upload') {
+            if (res.state === 'SUCCESS' && res.url) show('img', o.imageUrlPrefix + res.url)
+            else record.message = res.state
+          } else if (from === 'paste') {
+            show('img', o.imageUrlPrefix + res.url)
+          } else if (from === 'scrawl') {
+            show('img', res.url)
+          } else {
+            // WebUploader gets { _raw } and reads it like the server's own answer.
+            const json = JSON.parse({ _raw: JSON.stringify(res) }._raw)
+            if (json.state !== 'SUCCESS') record.message = json.state
+            else if (type === 'image') show('img', o.imageUrlPrefix + json.url)
+            else if (type === 'video') show('video', o.videoUrlPrefix + json.url)
+            else show('a', o.fileUrlPrefix + json.url, json.original)
+          }
+          ended()
+        },
+      }
+      this.upload(type, this.fileFor(from, base64, name, mime, lastModified), callback, { from })
+    })
+  },
+  /** Whether the inserted image decoded, and its natural width. */
+  async shown(src) {
+    const img = [...document.querySelectorAll('#editor img')].find((i) => i.getAttribute('src') === src)
+    await img.decode()
+    return img.naturalWidth
+  },
+}
+</script>`
+
+interface Ran {
+  progress: number[]
+  endings: string[]
+  inserted: { tag: string; src: string } | null
+  message: string | null
+}
+
+async function standInEditor(
+  t: TestContext,
+  srv: TestServer,
+  extra: Record<string, unknown> = {},
+): Promise<Page | null> {
+  const browser = await launchChromium(t)
+  if (!browser) return null
+  const page = await browser.newPage()
+  await page.goto(`${srv.url}/healthz`)
+  await page.setContent(STAND_IN_EDITOR)
+  await page.evaluate(
+    ([serverUrl, token, more]) =>
+      (window as unknown as StandIn).standIn.start(serverUrl, token, more),
+    [`${srv.url}/ueditor`, USER_TOKEN, extra] as const,
+  )
+  return page
+}
+
+interface StandIn {
+  standIn: {
+    start(serverUrl: string, token: string, extra: unknown): Promise<void>
+    run(...args: unknown[]): Promise<Ran>
+    shown(src: string): Promise<number>
+  }
+}
+
+function run(
+  page: Page,
+  type: string,
+  from: string,
+  bytes: Buffer,
+  name: string,
+  mime: string,
+  lastModified = 1_700_000_000_000,
+): Promise<Ran> {
+  return page.evaluate((args) => (window as unknown as StandIn).standIn.run(...args), [
+    type,
+    from,
+    bytes.toString('base64'),
+    name,
+    mime,
+    lastModified,
+  ] as const)
+}
+
+/** Progress as the editor saw it: starting at 0, never going back, ending at 1. */
+function assertProgress(ran: Ran, o: { between?: boolean } = {}): void {
+  assert.equal(ran.progress[0], 0)
+  assert.equal(ran.progress.at(-1), 1)
+  for (let i = 1; i < ran.progress.length; i++)
+    assert.ok((ran.progress[i] as number) >= (ran.progress[i - 1] as number), `${ran.progress}`)
+  if (o.between)
+    assert.ok(
+      ran.progress.some((p) => p > 0 && p < 1),
+      `${ran.progress}`,
+    )
+}
+
+/** The stored bytes behind an inserted URL, read back through the page's origin. */
+async function served(srv: TestServer, src: string): Promise<Buffer> {
+  const response = await fetch(new URL(src, `${srv.url}/healthz`))
+  assert.equal(response.status, 200)
+  return Buffer.from(await response.arrayBuffer())
+}
+
+const video = (megabytes: number) =>
+  Buffer.concat([MP4, randomBytes(megabytes * 1024 * 1024 - MP4.length)])
+
+/**
+ * Every way UEditor Plus calls for an image, then a video through the video dialog. With
+ * `chunked`, the video goes in several requests, so progress must show values between 0 and 1
+ * (a browser reports at least the end of each request body).
+ */
+async function imageAndVideoThroughEveryEntry(
+  srv: TestServer,
+  page: Page,
+  o: { chunked: boolean },
+): Promise<void> {
+  const image = png(40, 30)
+  for (const [type, from, name] of [
+    ['image', 'upload', 'photo.png'],
+    ['image', 'paste', 'image.png'],
+    ['image', 'image', 'dialog photo.png'],
+    ['image', 'scrawl', ''],
+  ] as const) {
+    const ran = await run(page, type, from, image, name, 'image/png')
+    assert.deepEqual(ran.endings, ['success'], `${from}: ${ran.message}`)
+    assert.equal(ran.inserted?.tag, 'img')
+    assertProgress(ran)
+    const width = await page.evaluate(
+      (src) => (window as unknown as StandIn).standIn.shown(src),
+      ran.inserted?.src as string,
+    )
+    assert.equal(width, 40, `${from}: the inserted image is displayed`)
+  }
+  const clip = video(3)
+  const ran = await run(page, 'video', 'video', clip, 'clip.mp4', 'video/mp4')
+  assert.deepEqual(ran.endings, ['success'], `video: ${ran.message}`)
+  assert.equal(ran.inserted?.tag, 'video')
+  assertProgress(ran, { between: o.chunked })
+  assert.ok((await served(srv, ran.inserted?.src as string)).equals(clip))
+}
+
+describe('uploadService() in Chromium, called the way UEditor Plus calls uploadServiceUpload', () => {
+  test('without tus or direct, every entry falls back to the multipart POST and the image is displayed', async (t) => {
+    const srv = await startTestServer(t, { auth: { tokens: [`alice:${USER_TOKEN}`] } })
+    const page = await standInEditor(t, srv)
+    if (!page) return
+    const sent: string[] = []
+    page.on('request', (r) => {
+      if (r.method() === 'POST') sent.push(new URL(r.url()).search)
+    })
+    await imageAndVideoThroughEveryEntry(srv, page, { chunked: false })
+    assert.deepEqual(sent, [
+      '?action=image',
+      '?action=image',
+      '?action=image',
+      '?action=image',
+      '?action=video',
+    ])
+  })
+
+  test('a pasted PDF goes to the file action, and a refusal reaches the editor as one error', async (t) => {
+    const srv = await startTestServer(t, { auth: { tokens: [`alice:${USER_TOKEN}`] } })
+    const page = await standInEditor(t, srv)
+    if (!page) return
+    const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n', 'latin1')
+    const pasted = await run(page, 'image', 'paste', pdf, 'report.pdf', 'application/pdf')
+    assert.deepEqual(pasted.endings, ['success'], `${pasted.message}`)
+    assert.match(pasted.inserted?.src ?? '', /^\/uploads\/file\/.*\.pdf$/)
+    const disguised = await run(
+      page,
+      'image',
+      'upload',
+      Buffer.from('<?php echo 1;'),
+      'x.png',
+      'image/png',
+    )
+    assert.deepEqual(disguised.endings, ['error'])
+    assert.ok(disguised.message && disguised.message.length > 0)
+    assert.equal(disguised.inserted, null)
+  })
+})
