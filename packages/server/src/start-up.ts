@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises'
 import { sep } from 'node:path'
 import { clientKey } from './auth/client-key.js'
 import { crossOriginProblem } from './config/cross-origin.js'
+import { directUploadsServed } from './config/direct-url.js'
 import { unknownEditorKeys } from './config/editor-keys.js'
 import { type LoadOptions, type ServerConfig, unknownVariables } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
@@ -26,7 +27,8 @@ import { requestInfo } from './shared/request-info.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
 import { localDiskStorage, removeStalePartFiles } from './storage/local.js'
-import { s3Storage } from './storage/s3.js'
+import { type S3StorageOptions, s3Storage } from './storage/s3.js'
+import { type DirectBucket, s3DirectBucket } from './storage/s3-direct.js'
 
 /** What a start opened, and the one way to close it again. */
 export interface Opened {
@@ -37,6 +39,8 @@ export interface Opened {
   readonly images: ImageProcessor
   readonly remote: RemoteFetcher
   readonly formula: FormulaHandler | null
+  /** The bucket's signing and multipart calls, when uploads go straight to it. */
+  readonly bucket: DirectBucket | null
   /** Closes what was opened, the last first; every part is closed even when one fails. */
   close(): Promise<void>
 }
@@ -87,6 +91,11 @@ export async function startUp(
     const driver = storageDriver(config.storage)
     closers.push(async () => driver.close?.())
     const storage = metrics.countFailures('storage', driver)
+    const bucket =
+      directUploadsServed(config) && config.storage.driver === 's3'
+        ? s3DirectBucket(s3Options(config.storage))
+        : null
+    if (bucket) closers.push(() => bucket.close())
 
     const { enabled, ...imageOptions } = config.images
     const images = metrics.timeImages(
@@ -111,7 +120,7 @@ export async function startUp(
         })
       : null
     if (formula) closers.push(() => formula.close())
-    return { site, store, storage, images, remote, formula, close }
+    return { site, store, storage, images, remote, formula, bucket, close }
   } catch (e) {
     await close().catch(() => {})
     throw e
@@ -169,13 +178,17 @@ export function loadOptionsOf(o: {
 
 export function storageDriver(c: ServerConfig['storage']): StorageDriver {
   if (c.driver === 'local') return localDiskStorage({ root: c.root })
+  return s3Storage(s3Options(c))
+}
+
+function s3Options(c: Extract<ServerConfig['storage'], { driver: 's3' }>): S3StorageOptions {
   const { accessKeyId, secretAccessKey } = c
-  return s3Storage({
+  return {
     bucket: c.bucket,
     region: c.region,
     forcePathStyle: c.forcePathStyle,
     ...(c.endpoint ? { endpoint: c.endpoint } : {}),
     ...(c.prefix ? { prefix: c.prefix } : {}),
     ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}),
-  })
+  }
 }

@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import { UeError } from '../shared/errors.js'
 import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import { pageKeyProblems, withAiDriver } from './ai-driver.js'
+import { withDirectUploads } from './direct-url.js'
 import { ENV_VARS, envLayer } from './env-vars.js'
 import { withFormulaRenderer } from './formula-url.js'
 import { withOwnHosts } from './local-domains.js'
@@ -112,7 +113,10 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
     uploads: { ...cfg.uploads, tempDir: resolve(dataDir, cfg.uploads.tempDir ?? 'tmp') },
     site: cfg.site.dir ? { ...cfg.site, dir: resolve(cwd, cfg.site.dir) } : cfg.site,
     editor: withOwnHosts(
-      withAiDriver(withFormulaRenderer(withStoredImageExts(cfg.editor, cfg.images), cfg), cfg),
+      withDirectUploads(
+        withAiDriver(withFormulaRenderer(withStoredImageExts(cfg.editor, cfg.images), cfg), cfg),
+        cfg,
+      ),
       publicUrl,
     ),
     images: cfg.images.watermark

@@ -318,9 +318,11 @@ export const ServerConfigSchema = z.strictObject({
       editor: absolutePath.default('/ueditor'),
       files: absolutePath.default('/uploads'),
       materials: absolutePath.default('/materials'),
+      /** Where `@uppy/aws-s3`'s signing calls arrive (`<s3>/s3/params`, …); S3 storage only. */
+      s3: absolutePath.default('/s3'),
     })
-    .refine((r) => new Set([r.editor, r.files, r.materials]).size === 3, {
-      message: 'editor, files and materials need distinct paths',
+    .refine((r) => new Set([r.editor, r.files, r.materials, r.s3]).size === 4, {
+      message: 'editor, files, materials and s3 need distinct paths',
     })
     .prefault({}),
   /** Base URL put in front of storage keys in results, e.g. a CDN. Default: routes.files + '/'. */
@@ -627,6 +629,21 @@ export const ServerConfigSchema = z.strictObject({
         (a.baseUrl === undefined) === (a.model === undefined),
       { message: 'set baseUrl, apiKey and model together (or none of them to keep AI off)' },
     )
+    .prefault({}),
+  /** Uploads straight to the S3 bucket, signed by this server (docs/uploads.md). */
+  direct: z
+    .strictObject({
+      /** Serve `routes.s3` when storage is S3; with local storage it is never served. */
+      enabled: z.boolean().default(true),
+      /** How long a signed POST policy or part URL stays valid. */
+      signedUrlSeconds: z.number().int().min(60).max(3_600).default(600),
+      /** Where unfinished uploads wait in the bucket (under `storage.prefix`), as `<it><upload id>`. */
+      pendingPrefix: z
+        .string()
+        .max(128)
+        .regex(/^([A-Za-z0-9_-][A-Za-z0-9_.-]*\/)+$/, 'must be folder names, each ending in "/"')
+        .default('pending/'),
+    })
     .prefault({}),
   /** The opt-in delete action: a user deletes their own stored file by its URL. */
   delete: z

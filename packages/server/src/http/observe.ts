@@ -1,7 +1,7 @@
 import type { Metrics } from '../shared/metrics.js'
 import { bindRequestContext, requestContext, requestIdFrom } from '../shared/request-context.js'
 import { requestInfo } from '../shared/request-info.js'
-import { urlOf } from '../shared/request-url.js'
+import { loggedPath, urlOf } from '../shared/request-url.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import { withHeaders } from './with-headers.js'
 
@@ -44,7 +44,7 @@ export function observe(handler: FetchHandler, o: ObserveOptions): FetchHandler 
         // The client after the http.trustProxy rules: behind nginx, the visitor, not nginx.
         client: requestInfo(request)?.remoteAddress,
         method: request.method,
-        path: pathname,
+        path: loggedPath(pathname),
         route,
         status,
         ms: Math.round(seconds * 1000),

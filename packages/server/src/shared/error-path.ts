@@ -1,6 +1,6 @@
 import { isUeError, refusalLevel, UeError, type UeErrorCode } from './errors.js'
 import { requestLogger } from './log.js'
-import { urlOf } from './request-url.js'
+import { loggedPath, urlOf } from './request-url.js'
 import { errorResponse } from './respond.js'
 import type { FetchHandler, Logger } from './types.js'
 
@@ -31,7 +31,10 @@ export function answerError(thrown: unknown, request: Request, path: ErrorPath):
   if (level === 'error') {
     const cause = isUeError(thrown) ? thrown.cause : undefined
     const line = { err: thrown, ...(cause === undefined ? {} : { cause }) }
-    log.error({ ...line, path: urlOf(request).pathname, ...details }, `${path.area} request failed`)
+    log.error(
+      { ...line, path: loggedPath(urlOf(request).pathname), ...details },
+      `${path.area} request failed`,
+    )
   } else {
     const line = { code: error.code, ...(error.detail ? { detail: error.detail } : {}) }
     log[level]({ ...line, ...details }, `${path.area} request refused`)

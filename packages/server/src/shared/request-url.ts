@@ -13,3 +13,11 @@ export function urlOf(request: Request): URL {
   }
   return url
 }
+
+/**
+ * The path as logged: the value of a `<name>=<value>` segment is left out, since the direct
+ * upload routes take a query token there (docs/uploads.md), and a token is never written down.
+ */
+export function loggedPath(pathname: string): string {
+  return pathname.includes('=') ? pathname.replace(/\/([^/=]+)=[^/]*/g, '/$1=…') : pathname
+}

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import type { Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3'
+import { CreateBucketCommand, PutBucketCorsCommand, S3Client } from '@aws-sdk/client-s3'
 
 /** The parts of s3rver (a Koa app) these tests use; the package ships no types. */
 interface KoaContext {
@@ -54,6 +54,8 @@ export interface RunningS3rver {
   client: S3Client
   /** Creates a bucket with a fresh name and returns the name. */
   createBucket(): Promise<string>
+  /** Lets pages of `origins` POST and PUT to `bucket` and read the ETag (docs/uploads.md's rule). */
+  allowOrigins(bucket: string, origins: string[]): Promise<void>
   /** The server's environment variables for storing in `bucket` of this server. */
   storageEnv(bucket: string): Record<string, string>
   /** Stops answering (connections refused), keeping what is stored. */
@@ -64,11 +66,15 @@ export interface RunningS3rver {
 }
 
 /**
- * s3rver on 127.0.0.1:0 with a temp folder. s3rver 3.7 lacks three behaviours of AWS S3 that our
- * driver relies on, so a middleware in front of it supplies them (documented AWS semantics):
+ * s3rver on 127.0.0.1:0 with a temp folder. s3rver 3.7 lacks behaviours of AWS S3 that our
+ * code relies on, so middlewares in front of it supply them (documented AWS semantics):
  * a PUT is all or nothing (an aborted or short body stores nothing), `If-None-Match: *`
  * on PUT answers 412 when the key exists, with same-key PUTs serialised so exactly one wins,
  * and listings come in UTF-8 binary order of the keys (s3rver walks its folders unsorted).
+ * Of multipart uploads s3rver has create, upload part and complete only: ListParts,
+ * AbortMultipartUpload and ListMultipartUploads are answered here from its upload folders, and
+ * a part or completion for an upload id of another key (or none) is NoSuchUpload, as on S3.
+ * s3rver checks no POST policy: its conditions (key, type, size range, expiry) are not enforced.
  */
 export async function startS3rver(): Promise<RunningS3rver> {
   const directory = await mkdtemp(join(tmpdir(), 'ue-s3rver-'))
@@ -97,6 +103,24 @@ export async function startS3rver(): Promise<RunningS3rver> {
       const name = `ue-${randomBytes(6).toString('hex')}`
       await client.send(new CreateBucketCommand({ Bucket: name }))
       return name
+    },
+    async allowOrigins(bucket, origins) {
+      await client.send(
+        new PutBucketCorsCommand({
+          Bucket: bucket,
+          CORSConfiguration: {
+            CORSRules: [
+              {
+                AllowedOrigins: origins,
+                AllowedMethods: ['GET', 'POST', 'PUT'],
+                AllowedHeaders: ['*'],
+                ExposeHeaders: ['ETag'],
+                MaxAgeSeconds: 600,
+              },
+            ],
+          },
+        }),
+      )
     },
     storageEnv: (bucket) => ({
       UEDITOR_STORAGE: 's3',
@@ -131,6 +155,7 @@ async function runS3rver(directory: string, port: number): Promise<S3rverApp> {
     vhostBuckets: false,
   })
   app.middleware.unshift(awsPutSemantics(app))
+  app.middleware.unshift(multipartExtras(directory))
   sortedListings(app.store)
   await app.run()
   return app
@@ -205,4 +230,72 @@ function s3Error(ctx: KoaContext, status: number, code: string, message: string)
   ctx.status = status
   ctx.type = 'application/xml'
   ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`
+}
+
+/** The multipart calls s3rver 3.7 lacks, over its own folder of unfinished uploads. */
+function multipartExtras(directory: string): Middleware {
+  const uploadsOf = (bucket: string) => join(directory, bucket, '._S3rver_uploads')
+  const keyOf = (bucket: string, uploadId: string) =>
+    /^[0-9a-f]+$/.test(uploadId)
+      ? readFile(join(uploadsOf(bucket), uploadId, 'key'), 'utf8').catch(() => null)
+      : Promise.resolve(null)
+  const noSuchUpload = (ctx: KoaContext) =>
+    s3Error(ctx, 404, 'NoSuchUpload', 'The specified upload does not exist.')
+  return async (ctx, next) => {
+    const m = /^\/([^/]+)(?:\/(.+))?$/.exec(ctx.path)
+    if (!m) return next()
+    const bucket = m[1] as string
+    const key = m[2] === undefined ? undefined : decodeURIComponent(m[2])
+    const uploadId = typeof ctx.query.uploadId === 'string' ? ctx.query.uploadId : undefined
+    if (key === undefined && ctx.method === 'GET' && 'uploads' in ctx.query) {
+      const prefix = typeof ctx.query.prefix === 'string' ? ctx.query.prefix : ''
+      const ids = await readdir(uploadsOf(bucket)).catch(() => [] as string[])
+      const uploads: string[] = []
+      for (const id of ids.sort()) {
+        const k = await keyOf(bucket, id)
+        if (k === null || !k.startsWith(prefix)) continue
+        const { mtime } = await stat(join(uploadsOf(bucket), id))
+        uploads.push(
+          `<Upload><Key>${xml(k)}</Key><UploadId>${id}</UploadId><Initiated>${mtime.toISOString()}</Initiated></Upload>`,
+        )
+      }
+      return xmlBody(
+        ctx,
+        `<ListMultipartUploadsResult><Bucket>${bucket}</Bucket><IsTruncated>false</IsTruncated>${uploads.join('')}</ListMultipartUploadsResult>`,
+      )
+    }
+    if (key === undefined || uploadId === undefined) return next()
+    if ((await keyOf(bucket, uploadId)) !== key) return noSuchUpload(ctx)
+    const folder = join(uploadsOf(bucket), uploadId)
+    if (ctx.method === 'DELETE') {
+      await rm(folder, { recursive: true, force: true })
+      ctx.status = 204
+      ctx.body = ''
+      return
+    }
+    if (ctx.method !== 'GET') return next()
+    const parts: string[] = []
+    const numbers = (await readdir(folder)).filter((f) => /^\d+$/.test(f)).map(Number)
+    for (const n of numbers.sort((a, b) => a - b)) {
+      const { size, mtime } = await stat(join(folder, String(n)))
+      const md5 = await readFile(join(folder, `${n}.md5`), 'utf8')
+      parts.push(
+        `<Part><PartNumber>${n}</PartNumber><ETag>"${md5}"</ETag><Size>${size}</Size><LastModified>${mtime.toISOString()}</LastModified></Part>`,
+      )
+    }
+    return xmlBody(
+      ctx,
+      `<ListPartsResult><Bucket>${bucket}</Bucket><Key>${xml(key)}</Key><UploadId>${uploadId}</UploadId><IsTruncated>false</IsTruncated>${parts.join('')}</ListPartsResult>`,
+    )
+  }
+}
+
+function xmlBody(ctx: KoaContext, body: string): void {
+  ctx.status = 200
+  ctx.type = 'application/xml'
+  ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n${body}`
+}
+
+function xml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 }

@@ -1,0 +1,271 @@
+import type { Authenticator } from '../../auth/authenticator.js'
+import { isCrossSite } from '../../auth/cross-site.js'
+import type { ServerConfig } from '../../config/load.js'
+import type { UploadRule } from '../../editor/action-table.js'
+import type { Actor } from '../../editor/deps.js'
+import { type UploadGate, uploadClientKey } from '../../editor/limits.js'
+import { claimedExtension } from '../../ingest/display-name.js'
+import { UeError } from '../../shared/errors.js'
+import { readBodyBytes } from '../../shared/request-body.js'
+import { requestInfo } from '../../shared/request-info.js'
+import { urlOf } from '../../shared/request-url.js'
+import { jsonResponse } from '../../shared/respond.js'
+import type { FetchHandler } from '../../shared/types.js'
+import type { DirectBucket } from '../../storage/s3-direct.js'
+import type { DirectLedger, DirectRow } from './ledger.js'
+import { type DirectCall, parseDirectPath } from './paths.js'
+
+export interface DirectDeps {
+  config: ServerConfig
+  bucket: DirectBucket
+  auth: Authenticator
+  ledger: DirectLedger
+  /** The upload rule of each category a direct upload may name. */
+  rules: ReadonlyMap<string, UploadRule>
+  /** The per-client rate of uploads (the same limits as the editor's uploads). */
+  gate: UploadGate
+}
+
+/** What a direct upload declares before its first byte: Uppy's file name, type and meta. */
+interface Declared {
+  filename: string
+  type: string
+  metadata: Record<string, unknown>
+}
+
+const MAX_JSON_BYTES = 1024 * 1024
+const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/
+
+/**
+ * The signing routes `@uppy/aws-s3` 6 calls with `companionEndpoint` (docs/uploads.md): every
+ * call is authenticated like an editor upload and may only touch an upload of its own caller;
+ * keys are the server's (`<direct.pendingPrefix><upload id>`), never the client's.
+ */
+export function createDirectHandler(deps: DirectDeps, basePath: string): FetchHandler {
+  const { config } = deps
+  const corsOrigins = new Set(config.http.corsOrigins)
+  const prefix = `${basePath.replace(/\/+$/, '')}/`
+  const expires = config.direct.signedUrlSeconds
+
+  return async (request) => {
+    const url = urlOf(request)
+    const { call, pathToken } = parseDirectPath(url.pathname.slice(prefix.length), request.method)
+    const actor = await authenticate(deps, request, url, pathToken)
+    // A cookie rides along on another site's requests: none of these may act on it.
+    if (actor.channel === 'hook' && isCrossSite(request, url, corsOrigins))
+      throw new UeError('UE_CROSS_SITE')
+    switch (call.op) {
+      case 'params':
+        return jsonResponse(await simpleParams(deps, actor, declaredFromQuery(url), expires))
+      case 'create':
+        return jsonResponse(
+          await createMultipart(deps, actor, await declaredFromBody(request, config)),
+        )
+      default:
+        return jsonResponse(await onUpload(deps, actor, call, url, request, expires))
+    }
+  }
+}
+
+async function authenticate(
+  deps: DirectDeps,
+  request: Request,
+  url: URL,
+  pathToken: { name: string; value: string } | undefined,
+): Promise<Actor> {
+  let seen = url
+  if (pathToken) {
+    if (pathToken.name !== deps.config.auth.queryParam) throw new UeError('UE_NOT_FOUND')
+    seen = new URL(url)
+    seen.searchParams.set(pathToken.name, pathToken.value)
+  }
+  const principal = await deps.auth.authenticate(request, seen)
+  return { ...principal, address: requestInfo(request)?.remoteAddress }
+}
+
+/** A simple upload: one signed POST of exactly this key, type and size range. */
+async function simpleParams(deps: DirectDeps, actor: Actor, d: Declared, expires: number) {
+  const { row, rule, size } = await open(deps, actor, d)
+  const key = row.key
+  try {
+    const signed = await deps.bucket.signPost(key, {
+      contentType: d.type,
+      maxBytes: size ?? rule.maxSize,
+      expiresSeconds: expires,
+    })
+    return { method: 'POST', url: signed.url, fields: signed.fields, headers: {}, id: row.id }
+  } catch (e) {
+    await deps.ledger.discard(row)
+    throw e
+  }
+}
+
+async function createMultipart(deps: DirectDeps, actor: Actor, d: Declared) {
+  const { row } = await open(deps, actor, d)
+  try {
+    const uploadId = await deps.bucket.createMultipart(row.key, d.type)
+    return { key: row.key, uploadId, id: row.id }
+  } catch (e) {
+    await deps.ledger.discard(row)
+    throw e
+  }
+}
+
+/**
+ * Checks a declared upload against its category's limits and the caller's quota and rate, then
+ * records it (its declared size reserved against the quota) under a key of the server's.
+ */
+async function open(deps: DirectDeps, actor: Actor, d: Declared) {
+  const category = d.metadata.category
+  const rule = typeof category === 'string' ? deps.rules.get(category) : undefined
+  if (!rule)
+    throw new UeError('UE_VALIDATION_FAILED', {
+      detail: `metadata.category must be one of ${[...deps.rules.keys()].join(', ')}`,
+    })
+  const ext = claimedExtension(d.filename)
+  if (!rule.allowFiles.includes(ext)) throw new UeError('UE_TYPE_NOT_ALLOWED')
+  const size = declaredSize(d.metadata.size)
+  if (size !== undefined && size > rule.maxSize) throw new UeError('UE_FILE_TOO_LARGE')
+  // Taken and given back at once: a direct upload counts against the per-minute rate; the
+  // bytes never pass through this server, so they hold none of its upload slots.
+  const release = await deps.gate.admit(actor)
+  release()
+  const row = await deps.ledger.open({
+    owner: actor.user,
+    client: uploadClientKey(actor) ?? null,
+    category: rule.category,
+    originalName: d.filename,
+    size: size ?? 0,
+  })
+  return { row, rule, size }
+}
+
+function declaredSize(value: unknown): number | undefined {
+  if (value === undefined || value === null || value === '') return undefined
+  const n = typeof value === 'number' ? value : Number(value)
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new UeError('UE_VALIDATION_FAILED', { detail: 'metadata.size must be a whole number' })
+  return n
+}
+
+function declaredFromQuery(url: URL): Declared {
+  const metadata: Record<string, unknown> = {}
+  for (const [name, value] of url.searchParams) {
+    const m = /^metadata\[([A-Za-z0-9_.-]{1,64})\]$/.exec(name)
+    if (m) metadata[m[1] as string] = value
+  }
+  return declared(url.searchParams.get('filename'), url.searchParams.get('type'), metadata)
+}
+
+async function declaredFromBody(request: Request, config: ServerConfig): Promise<Declared> {
+  const body = await readJson(request, config)
+  const metadata = isRecord(body.metadata) ? body.metadata : {}
+  return declared(body.filename, body.type, metadata)
+}
+
+function declared(filename: unknown, type: unknown, metadata: Record<string, unknown>): Declared {
+  if (typeof filename !== 'string' || filename.length === 0 || filename.length > 1024)
+    throw new UeError('UE_VALIDATION_FAILED', { detail: 'filename' })
+  const mime =
+    typeof type === 'string' && type !== '' ? type.toLowerCase() : 'application/octet-stream'
+  if (!MIME.test(mime)) throw new UeError('UE_VALIDATION_FAILED', { detail: 'type' })
+  return { filename, type: mime, metadata }
+}
+
+/** Sign a part, list the parts, complete or abort: only the caller's own upload. */
+async function onUpload(
+  deps: DirectDeps,
+  actor: Actor,
+  call: Exclude<DirectCall, { op: 'params' | 'create' }>,
+  url: URL,
+  request: Request,
+  expires: number,
+): Promise<unknown> {
+  const row = await ownRow(deps, actor, url.searchParams.get('key'))
+  const key = row.key
+  switch (call.op) {
+    case 'sign': {
+      const signed = await deps.bucket.signPart(key, call.uploadId, call.partNumber, expires)
+      return { url: signed, expires }
+    }
+    case 'list':
+      return await deps.bucket.listParts(key, call.uploadId)
+    case 'abort':
+      await deps.bucket.abort(key, call.uploadId)
+      await deps.ledger.discard(row)
+      return {}
+    case 'complete':
+      return await complete(deps, row, call.uploadId, await partsOf(request, deps.config))
+  }
+}
+
+/**
+ * The caller's own upload still receiving bytes, by the key Uppy sends back; anyone else's,
+ * a finished one or an unknown one are the same UE_NOT_FOUND, so ids cannot be probed.
+ */
+async function ownRow(deps: DirectDeps, actor: Actor, key: string | null): Promise<DirectRow> {
+  const pending = deps.config.direct.pendingPrefix
+  const id = key?.startsWith(pending) ? key.slice(pending.length) : undefined
+  const row = id && /^[A-Za-z0-9_-]{16,128}$/.test(id) ? await deps.ledger.get(id) : null
+  if (row?.state !== 'receiving' || !ownedBy(row, actor)) throw new UeError('UE_NOT_FOUND')
+  return row
+}
+
+function ownedBy(row: DirectRow, actor: Actor): boolean {
+  if (row.owner !== null) return row.owner === actor.user
+  // Nobody signed in (auth mode none): the upload belongs to the client that opened it.
+  return actor.user === null && row.client === (uploadClientKey(actor) ?? null)
+}
+
+async function complete(
+  deps: DirectDeps,
+  row: DirectRow,
+  uploadId: string,
+  parts: { PartNumber: number; ETag: string }[],
+) {
+  const rule = deps.rules.get(row.category) as UploadRule
+  // What the bucket holds, not what the client says: a file over the limit is never assembled.
+  const held = await deps.bucket.listParts(row.key, uploadId)
+  const total = held.reduce((sum, p) => sum + p.Size, 0)
+  if (total > rule.maxSize) {
+    await deps.bucket.abort(row.key, uploadId)
+    await deps.ledger.refuse(row, new UeError('UE_FILE_TOO_LARGE'))
+    throw new UeError('UE_FILE_TOO_LARGE')
+  }
+  await deps.bucket.complete(row.key, uploadId, parts)
+  const result = await deps.ledger.finish(row)
+  return { location: result.url, key: row.key, id: row.id, ...result }
+}
+
+async function partsOf(request: Request, config: ServerConfig) {
+  const body = await readJson(request, config)
+  const parts = body.parts
+  if (!Array.isArray(parts) || parts.length === 0 || parts.length > 10_000)
+    throw new UeError('UE_VALIDATION_FAILED', { detail: 'parts' })
+  return parts.map((p: unknown) => {
+    const n = isRecord(p) ? p.PartNumber : undefined
+    const etag = isRecord(p) ? p.ETag : undefined
+    if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > 10_000)
+      throw new UeError('UE_VALIDATION_FAILED', { detail: 'parts[].PartNumber' })
+    if (typeof etag !== 'string' || etag.length === 0 || etag.length > 256)
+      throw new UeError('UE_VALIDATION_FAILED', { detail: 'parts[].ETag' })
+    return { PartNumber: n as number, ETag: etag }
+  })
+}
+
+/** A small JSON body (Uppy's create and complete calls), UTF-8, under a byte cap. */
+async function readJson(request: Request, config: ServerConfig): Promise<Record<string, unknown>> {
+  const bytes = await readBodyBytes(request, MAX_JSON_BYTES, config.http)
+  let value: unknown
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
+  } catch {
+    throw new UeError('UE_BODY_INVALID', { detail: 'not valid JSON' })
+  }
+  if (!isRecord(value)) throw new UeError('UE_VALIDATION_FAILED', { detail: 'a JSON object' })
+  return value
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}

@@ -1,0 +1,406 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { after, before, describe, type TestContext, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { ListObjectsV2Command } from '@aws-sdk/client-s3'
+import { build } from 'esbuild'
+import type { ServerConfigInput } from '../../src/config/schema.js'
+import { ALICE, BOB, recordingLogger, TOKENS } from '../helpers/auth.js'
+import { launchChromium } from '../helpers/chromium.js'
+import { PDF, png } from '../helpers/fixtures.js'
+import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { tempDir } from '../helpers/temp-dir.js'
+
+const MB = 1024 * 1024
+
+let s3: RunningS3rver
+before(async () => {
+  s3 = await startS3rver()
+})
+after(async () => {
+  await s3.close()
+})
+
+interface Direct {
+  srv: TestServer
+  bucket: string
+  /** `uploadDirectUrl` as the config answer names it, absolute. */
+  endpoint: string
+}
+
+/** A server storing in a fresh bucket of the s3rver, with alice's, bob's and root's tokens. */
+async function startDirect(t: TestContext, config: ServerConfigInput = {}): Promise<Direct> {
+  const bucket = await s3.createBucket()
+  const srv = await startTestServer(t, {
+    auth: { tokens: TOKENS, queryParam: 'token' },
+    images: { enabled: false },
+    ...config,
+    storage: {
+      driver: 's3',
+      bucket,
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      ...S3RVER_CREDENTIALS,
+    },
+  })
+  const answer = (await (await fetch(srv.action('config', `&token=${ALICE}`))).json()) as {
+    uploadDirectUrl?: string
+  }
+  assert.equal(typeof answer.uploadDirectUrl, 'string', 'the config answer names uploadDirectUrl')
+  return { srv, bucket, endpoint: new URL(answer.uploadDirectUrl as string, srv.url).href }
+}
+
+interface Reply {
+  status: number
+  body: Record<string, unknown> & { error?: { code: string } }
+}
+
+/** One call of Uppy's Companion client, as Uppy sends it, with the token in the query. */
+async function call(
+  d: Direct,
+  path: string,
+  o: { method?: string; json?: unknown; token?: string | null } = {},
+): Promise<Reply> {
+  const url = new URL(`${d.endpoint}/s3${path}`)
+  if (o.token !== null) url.searchParams.set('token', o.token ?? ALICE)
+  const res = await fetch(url, {
+    method: o.method ?? 'GET',
+    ...(o.json === undefined
+      ? {}
+      : { body: JSON.stringify(o.json), headers: { 'content-type': 'application/json' } }),
+  })
+  return { status: res.status, body: (await res.json()) as Reply['body'] }
+}
+
+/** Every object key in the bucket (pending ones included). */
+async function objectsIn(bucket: string): Promise<string[]> {
+  const out = await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }))
+  return (out.Contents ?? []).map((o) => o.Key as string).sort()
+}
+
+/** A multipart upload driven by hand, as Uppy does it: create, sign and put parts, complete. */
+async function multipartUpload(
+  d: Direct,
+  file: { name: string; type: string; category: string; bytes: Buffer; partSize?: number },
+  token = ALICE,
+): Promise<{ created: Reply; completed?: Reply }> {
+  const created = await call(d, '/multipart', {
+    method: 'POST',
+    json: { filename: file.name, type: file.type, metadata: { category: file.category } },
+    token,
+  })
+  if (created.status !== 200) return { created }
+  const { uploadId, key } = created.body as { uploadId: string; key: string }
+  const partSize = file.partSize ?? 5 * MB
+  const parts: { PartNumber: number; ETag: string }[] = []
+  for (let n = 1, at = 0; at < file.bytes.length; n++, at += partSize) {
+    const signed = await call(d, `/multipart/${uploadId}/${n}?key=${encodeURIComponent(key)}`, {
+      token,
+    })
+    assert.equal(signed.status, 200, JSON.stringify(signed.body))
+    const put = await fetch(signed.body.url as string, {
+      method: 'PUT',
+      body: new Uint8Array(file.bytes.subarray(at, at + partSize)),
+    })
+    assert.equal(put.status, 200)
+    parts.push({ PartNumber: n, ETag: put.headers.get('etag') as string })
+  }
+  const completed = await call(
+    d,
+    `/multipart/${uploadId}/complete?key=${encodeURIComponent(key)}`,
+    { method: 'POST', json: { parts }, token },
+  )
+  return { created, completed }
+}
+
+describe('uploads straight to the bucket, signed by the server (s3rver)', () => {
+  test('a multipart upload through @uppy/aws-s3 itself in Chromium completes: the same bytes stored, listed, nothing pending', async (t) => {
+    const browser = await launchChromium(t)
+    if (!browser) return
+    const site = await tempDir(t, 'ue-direct-site-')
+    const bytes = Buffer.concat([PDF.subarray(0, 9), randomBytes(11 * MB)])
+    await writeFile(join(site, 'file.pdf'), bytes)
+    await writeFile(join(site, 'uppy.js'), await uppyBundle())
+    await writeFile(
+      join(site, 'index.html'),
+      '<!doctype html><title>uppy</title><script src="/uppy.js"></script>',
+    )
+    const d = await startDirect(t, { site: { dir: site } })
+    await s3.allowOrigins(d.bucket, [d.srv.url])
+
+    const page = await (await browser.newContext()).newPage()
+    await page.goto(`${d.srv.url}/index.html`)
+    const outcome = await page.evaluate(
+      async ({ endpoint, token }) => {
+        const w = window as unknown as {
+          Uppy: new (o: object) => UppyLike
+          AwsS3: unknown
+        }
+        interface UppyLike {
+          use(plugin: unknown, o: object): UppyLike
+          on(event: string, fn: (...args: unknown[]) => void): void
+          addFile(f: object): string
+          upload(): Promise<{
+            successful?: { response?: { body?: unknown } }[]
+            failed?: { error?: string }[]
+          }>
+        }
+        const data = await (await fetch('/file.pdf')).blob()
+        const progress: number[] = []
+        const uppy = new w.Uppy({ meta: { category: 'file' } }).use(w.AwsS3, {
+          companionEndpoint: `${endpoint}/token=${encodeURIComponent(token)}`,
+          shouldUseMultipart: true,
+          getChunkSize: () => 5 * 1024 * 1024,
+        })
+        uppy.on('upload-progress', (_file, p) => {
+          progress.push((p as { bytesUploaded: number }).bytesUploaded)
+        })
+        uppy.addFile({ name: 'report.pdf', type: 'application/pdf', data })
+        const result = await uppy.upload()
+        return {
+          body: result.successful?.[0]?.response?.body as { location: string; key: string },
+          failed: result.failed?.map((f) => String(f.error)) ?? [],
+          progress: progress.length,
+        }
+      },
+      { endpoint: d.endpoint, token: ALICE },
+    )
+    assert.deepEqual(outcome.failed, [])
+    assert.ok(outcome.progress > 0, 'Uppy reported progress')
+    const { location, key } = outcome.body
+    assert.match(key, /^pending\/[A-Za-z0-9_-]{16,}$/)
+    assert.match(location, /^\/uploads\/file\/.+\.pdf$/)
+    const stored = await fetch(`${d.srv.url}${location}`)
+    assert.equal(stored.status, 200)
+    assert.ok(Buffer.from(await stored.arrayBuffer()).equals(bytes), 'the very same bytes')
+    const listed = (await (
+      await fetch(d.srv.action('listFile', `&start=0&size=9&token=${ALICE}`))
+    ).json()) as {
+      list: { url: string; original: string }[]
+    }
+    assert.deepEqual(
+      listed.list.map((e) => [e.url, e.original]),
+      [[location, 'report.pdf']],
+    )
+    assert.deepEqual(
+      (await objectsIn(d.bucket)).filter((k) => k.startsWith('pending/')),
+      [],
+      'the pending object is gone',
+    )
+  })
+
+  test('a simple upload gets a POST policy for exactly its key, type and size range; the result comes from uploadresult', async (t) => {
+    const d = await startDirect(t)
+    const image = png(8, 8)
+    const params = await call(
+      d,
+      `/params?filename=a.png&type=image%2Fpng&metadata%5Bcategory%5D=image&metadata%5Bsize%5D=${image.length}`,
+    )
+    assert.equal(params.status, 200, JSON.stringify(params.body))
+    const { url, fields, id, method } = params.body as {
+      url: string
+      fields: Record<string, string>
+      id: string
+      method: string
+    }
+    assert.equal(method, 'POST')
+    assert.equal(fields.key, `pending/${id}`)
+    const policy = JSON.parse(Buffer.from(fields.Policy as string, 'base64').toString('utf8')) as {
+      expiration: string
+      conditions: unknown[]
+    }
+    assert.deepEqual(
+      policy.conditions.filter((c) => Array.isArray(c)),
+      [
+        ['content-length-range', 1, image.length],
+        ['eq', '$Content-Type', 'image/png'],
+      ],
+    )
+    assert.ok(
+      policy.conditions.some((c) => JSON.stringify(c) === JSON.stringify({ key: `pending/${id}` })),
+    )
+    const expiresIn = Date.parse(policy.expiration) - Date.now()
+    assert.ok(expiresIn > 0 && expiresIn <= 600_000, `expires in ${expiresIn} ms`)
+
+    const form = new FormData()
+    for (const [name, value] of Object.entries(fields)) form.append(name, value)
+    form.append('file', new Blob([new Uint8Array(image)], { type: 'image/png' }), 'a.png')
+    const posted = await fetch(url, { method: 'POST', body: form })
+    assert.ok(posted.status < 300, String(posted.status))
+
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
+    ).json()) as {
+      state: string
+      url: string
+      original: string
+    }
+    assert.equal(result.state, 'SUCCESS', JSON.stringify(result))
+    assert.equal(result.original, 'a.png')
+    const stored = await fetch(`${d.srv.url}${result.url}`)
+    assert.ok(Buffer.from(await stored.arrayBuffer()).equals(image))
+    assert.deepEqual(
+      (await objectsIn(d.bucket)).filter((k) => k.startsWith('pending/')),
+      [],
+    )
+  })
+
+  test('refusals leave nothing in the bucket: a .php name, a disguised .php as an image, a declared or real size over the limit, a file over the quota', async (t) => {
+    const d = await startDirect(t, {
+      editor: { fileMaxSize: 6 * MB },
+      limits: { quotaBytes: 7 * MB, minFreeBytes: 0 },
+    })
+    const php = Buffer.from('<?php system($_GET["c"]); ?>\n')
+    const named = await call(d, '/multipart', {
+      method: 'POST',
+      json: { filename: 'shell.php', type: 'image/png', metadata: { category: 'image' } },
+    })
+    assert.equal(named.status, 415)
+    assert.equal(named.body.error?.code, 'UE_TYPE_NOT_ALLOWED')
+
+    const disguised = await multipartUpload(d, {
+      name: 'photo.png',
+      type: 'image/png',
+      category: 'image',
+      bytes: php,
+    })
+    assert.equal(disguised.completed?.status, 415, JSON.stringify(disguised.completed?.body))
+    assert.equal(disguised.completed?.body.error?.code, 'UE_CONTENT_MISMATCH')
+
+    const declared = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'big.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 7 * MB },
+      },
+    })
+    assert.equal(declared.body.error?.code, 'UE_FILE_TOO_LARGE')
+
+    const real = await multipartUpload(d, {
+      name: 'big.pdf',
+      type: 'application/pdf',
+      category: 'file',
+      bytes: Buffer.concat([PDF, randomBytes(6 * MB)]),
+    })
+    assert.equal(real.completed?.body.error?.code, 'UE_FILE_TOO_LARGE')
+
+    const quota = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'q.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 5 * MB },
+      },
+    })
+    assert.equal(quota.status, 200)
+    const second = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'q2.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 5 * MB },
+      },
+    })
+    assert.equal(
+      second.body.error?.code,
+      'UE_QUOTA_EXCEEDED',
+      'the first one holds its reservation',
+    )
+
+    assert.deepEqual(await objectsIn(d.bucket), [])
+  })
+
+  test('another user cannot sign, list, complete or abort an upload; a call without a token is refused', async (t) => {
+    const d = await startDirect(t)
+    const created = await call(d, '/multipart', {
+      method: 'POST',
+      json: { filename: 'a.pdf', type: 'application/pdf', metadata: { category: 'file' } },
+    })
+    assert.equal(created.status, 200)
+    const { uploadId, key } = created.body as { uploadId: string; key: string }
+    const q = `?key=${encodeURIComponent(key)}`
+    const calls = [
+      { path: `/multipart/${uploadId}/1${q}` },
+      { path: `/multipart/${uploadId}${q}` },
+      {
+        path: `/multipart/${uploadId}/complete${q}`,
+        method: 'POST',
+        json: { parts: [{ PartNumber: 1, ETag: '"x"' }] },
+      },
+      { path: `/multipart/${uploadId}${q}`, method: 'DELETE' },
+    ]
+    for (const c of calls) {
+      const bob = await call(d, c.path, { ...c, token: BOB })
+      assert.equal(bob.status, 404, `${c.method ?? 'GET'} ${c.path}`)
+      assert.equal(bob.body.error?.code, 'UE_NOT_FOUND')
+      const nobody = await call(d, c.path, { ...c, token: null })
+      assert.equal(nobody.status, 401)
+    }
+    // Alice's upload is untouched: she can still sign and list it, then abort it.
+    assert.equal((await call(d, `/multipart/${uploadId}/1${q}`)).status, 200)
+    assert.deepEqual((await call(d, `/multipart/${uploadId}${q}`)).body, [])
+    assert.equal((await call(d, `/multipart/${uploadId}${q}`, { method: 'DELETE' })).status, 200)
+    assert.equal((await call(d, `/multipart/${uploadId}/1${q}`)).status, 404, 'gone once aborted')
+  })
+
+  test('the token in the path is read as the query token and never written to the log', async (t) => {
+    const log = recordingLogger()
+    const bucket = await s3.createBucket()
+    const srv = await startTestServer(
+      t,
+      {
+        logLevel: 'info',
+        auth: { tokens: TOKENS, queryParam: 'token' },
+        storage: {
+          driver: 's3',
+          bucket,
+          endpoint: s3.endpoint,
+          forcePathStyle: true,
+          ...S3RVER_CREDENTIALS,
+        },
+      },
+      { logger: log },
+    )
+    const res = await fetch(
+      `${srv.url}/s3/token=${ALICE}/s3/params?filename=a.pdf&type=application%2Fpdf&metadata%5Bcategory%5D=file`,
+    )
+    assert.equal(res.status, 200, await res.clone().text())
+    const wrong = await fetch(`${srv.url}/s3/token=not-a-token-0000000000/s3/params?filename=a.pdf`)
+    assert.equal(wrong.status, 401)
+    assert.ok(log.lines.some((l) => l.includes('"path":"/s3/token=…/s3/params"')))
+    assert.ok(!log.lines.some((l) => l.includes(ALICE)), 'the token is not in the log')
+  })
+})
+
+describe('with local storage', () => {
+  test('the signing routes are not served and the config answer names no uploadDirectUrl', async (t) => {
+    const srv = await startTestServer(t)
+    const config = (await (await fetch(srv.action('config'))).json()) as Record<string, unknown>
+    assert.equal('uploadDirectUrl' in config, false)
+    const res = await fetch(`${srv.url}/s3/s3/params?filename=a.png&type=image%2Fpng`)
+    assert.equal(res.status, 404)
+  })
+})
+
+/** Uppy's core and S3 plugin as one script for the page, built from the installed packages. */
+async function uppyBundle(): Promise<string> {
+  const out = await build({
+    stdin: {
+      contents:
+        "import Uppy from '@uppy/core'\nimport AwsS3 from '@uppy/aws-s3'\nwindow.Uppy = Uppy\nwindow.AwsS3 = AwsS3\n",
+      resolveDir: fileURLToPath(new URL('../../../', import.meta.url)),
+      loader: 'js',
+    },
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent',
+  })
+  return out.outputFiles[0]?.text ?? ''
+}
