@@ -1,5 +1,6 @@
 // Builds the browser bundles from the compiled ESM: one minified ES module and one IIFE
-// exposing `window.UEditorBackendLoaders`, both with no dependencies.
+// exposing `window.UEditorBackendLoaders`, both self-contained (tus-js-client's browser build
+// is bundled in for `uploadService`; `platform: 'browser'` picks it).
 import { build } from 'esbuild'
 
 const common = {

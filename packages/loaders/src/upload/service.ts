@@ -1,7 +1,7 @@
 import { directUpload } from './direct.js'
 import { editorAnswer, editorFile, onceCallbacks, uploadCategory } from './editor.js'
 import { postUpload } from './post.js'
-import { configReader, pollResult, resolveServerUrl, serverSettings } from './server.js'
+import { configReader, PENDING, pollResult, resolveServerUrl, serverSettings } from './server.js'
 import { tusUpload } from './tus.js'
 import type {
   EditorUploadCallback,
@@ -71,7 +71,11 @@ export function uploadService(options: UploadServiceOptions): UploadServiceUploa
                 end.progress,
                 signal,
               )
-        answer = ending.answer ?? (await pollResult(s, ending.id, resultTimeout, signal))
+        const final = ending.answer
+        answer =
+          final && final.code !== PENDING
+            ? final
+            : await pollResult(s, ending.id, resultTimeout, signal)
       }
       const result = editorAnswer(answer, file)
       end.progress(1)
