@@ -29,7 +29,7 @@ export function directUpload(
   onProgress: (fraction: number) => void,
   signal: AbortSignal,
 ): Promise<DirectEnding> {
-  const routes = new SigningRoutes(s, base, signal)
+  const routes = signingRoutes(s, base, signal)
   const metadata = { name: file.name, type: file.type, category, size: String(file.blob.size) }
   return file.blob.size <= o.multipartThreshold
     ? simple(routes, file, metadata, onProgress, signal)
@@ -151,47 +151,45 @@ async function withRetries<T>(
   }
 }
 
-/** The server's signing routes under `base`, with the service's credentials. */
-class SigningRoutes {
-  readonly fetch: typeof fetch
-
-  constructor(
-    private readonly s: ServerSettings,
-    private readonly base: string,
-    private readonly signal: AbortSignal,
-  ) {
-    this.fetch = s.fetch
-  }
-
-  async json(
+interface SigningRoutes {
+  fetch: typeof fetch
+  json(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
     body?: unknown,
-    ignoreSignal = false,
-  ): Promise<Record<string, unknown>> {
-    const url = await this.s.withToken(`${this.base.replace(/\/+$/, '')}/s3${path}`)
-    const headers: Record<string, string> = {
-      Accept: 'application/json',
-      ...(await this.s.headers()),
-    }
-    if (body !== undefined) headers['Content-Type'] = 'application/json'
-    const response = await this.s.fetch(url, {
-      method,
-      headers,
-      credentials: this.s.withCredentials ? 'include' : 'same-origin',
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      ...(ignoreSignal ? {} : { signal: this.signal }),
-    })
-    const text = await response.text()
-    if (!response.ok) {
-      const message = refusalOf(text) ?? `HTTP ${response.status}`
-      // A refusal (4xx but 429) is final; the server's readable message is what the user sees.
-      if (response.status < 500 && response.status !== 429) throw new FinalError(message)
-      throw new Error(message)
-    }
-    const answer = jsonObject(text)
-    if (!answer) throw new Error('the signing route answered no JSON object')
-    return answer
+    ignoreSignal?: boolean,
+  ): Promise<Record<string, unknown>>
+}
+
+/** The server's signing routes under `base`, with the service's credentials. */
+function signingRoutes(s: ServerSettings, base: string, signal: AbortSignal): SigningRoutes {
+  return {
+    fetch: s.fetch,
+    async json(method, path, body, ignoreSignal = false) {
+      const url = await s.withToken(`${base.replace(/\/+$/, '')}/s3${path}`)
+      const headers: Record<string, string> = {
+        Accept: 'application/json',
+        ...(await s.headers()),
+      }
+      if (body !== undefined) headers['Content-Type'] = 'application/json'
+      const response = await s.fetch(url, {
+        method,
+        headers,
+        credentials: s.withCredentials ? 'include' : 'same-origin',
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        ...(ignoreSignal ? {} : { signal }),
+      })
+      const text = await response.text()
+      if (!response.ok) {
+        const message = refusalOf(text) ?? `HTTP ${response.status}`
+        // A refusal (4xx but 429) is final; the server's readable message is what the user sees.
+        if (response.status < 500 && response.status !== 429) throw new FinalError(message)
+        throw new Error(message)
+      }
+      const answer = jsonObject(text)
+      if (!answer) throw new Error('the signing route answered no JSON object')
+      return answer
+    },
   }
 }
 

@@ -1,4 +1,4 @@
-import { DefaultHttpStack, type DetailedError, type HttpStack, Upload } from 'tus-js-client'
+import type { DetailedError, HttpStack, Upload } from 'tus-js-client'
 import type { EditorFile } from './editor.js'
 import { type ServerSettings, withParam } from './server.js'
 import type { UploadCategory } from './types.js'
@@ -32,6 +32,8 @@ export async function tusUpload(
   signal: AbortSignal,
 ): Promise<TusEnding> {
   signal.throwIfAborted()
+  // Loaded on the first tus upload: pages and bundles that never need it never fetch it.
+  const { DefaultHttpStack, Upload } = await import('tus-js-client')
   // The query token must reach every request, also those to the upload's own URL.
   const param = await s.tokenParam()
   const base = new DefaultHttpStack({})
