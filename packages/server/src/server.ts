@@ -38,6 +38,8 @@ import { jsonResponse } from './shared/respond.js'
 import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
 import { loadOptionsOf, type Opened, startUp } from './start-up.js'
 import type { StorageDriver } from './storage/driver.js'
+import { uploadResultAction } from './uploads/result-action.js'
+import { createUnfinishedUploads, type UnfinishedUploads } from './uploads/unfinished.js'
 
 export interface UeditorOptions {
   /** Config values, applied over the file and the environment. */
@@ -164,6 +166,8 @@ interface Services {
   /** `/healthz` and `/readyz`. */
   health: FetchHandler
   metrics: FetchHandler
+  /** What each way of resumable or direct uploading keeps of its unfinished uploads. */
+  unfinished: UnfinishedUploads
 }
 
 function services(
@@ -173,6 +177,8 @@ function services(
 ): Services {
   const { store, storage } = opened
   const { log, metrics } = o
+  // Each way of resumable or direct uploading registers what it keeps of unfinished uploads.
+  const unfinished = createUnfinishedUploads()
   const auth: AuthSetup = {
     settings: config.auth,
     mode: resolveAuthMode(config.auth, o.authorize !== undefined),
@@ -188,12 +194,14 @@ function services(
     }),
     storage,
     files: store.files,
+    uploads: store.uploads,
     images: opened.images,
     remote: opened.remote,
     log,
     metrics,
     auth: createAuthenticator(auth),
     ai: aiRelay(config, log, store.aiUsage),
+    uploadResult: uploadResultAction(unfinished),
     closing: o.stopping,
   })
   const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
@@ -206,7 +214,7 @@ function services(
     return ready(request)
   }
   const metricsEndpoint = createMetricsEndpoint(metrics, config.metrics.token)
-  return { auth, editor, materials, health, metrics: metricsEndpoint }
+  return { auth, editor, materials, health, metrics: metricsEndpoint, unfinished }
 }
 
 /** Every path the server answers: one entry a route (`routes.ts` says what follows from it). */

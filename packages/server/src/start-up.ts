@@ -81,6 +81,7 @@ export async function startUp(
       files: metrics.countFailures('database', opened.files),
       materials: metrics.countFailures('database', opened.materials),
       aiUsage: metrics.countFailures('database', opened.aiUsage),
+      uploads: metrics.countFailures('database', opened.uploads),
     }
 
     if (config.storage.driver === 'local') {

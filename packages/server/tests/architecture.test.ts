@@ -21,6 +21,7 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   materials: ['shared', 'config', 'db', 'auth'],
   formula: ['shared', 'images'],
   ai: ['shared', 'db'],
+  uploads: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth', 'editor'],
 }
 /**
  * Every package the server source uses, and the files (or whole rooms, with a trailing `/`)
@@ -56,6 +57,11 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'prom-client': ['shared/metrics.ts'],
   jose: ['auth/jwt.ts'],
   '@ueditor-backend/loaders': ['http/assets.ts'],
+  '@tus/server': ['uploads/tus/'],
+  '@tus/file-store': ['uploads/tus/'],
+  '@tus/s3-store': ['uploads/tus/'],
+  '@aws-sdk/s3-presigned-post': ['uploads/direct/'],
+  '@aws-sdk/s3-request-presigner': ['uploads/direct/'],
 }
 /** Host frameworks (peer dependencies): their adapters import their types, never their code. */
 const TYPE_ONLY_PACKAGES: Record<string, readonly string[]> = {

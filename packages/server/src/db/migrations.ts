@@ -129,6 +129,39 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('ai_usage').execute()
     },
   },
+  // Resumable and direct uploads, from creation until settled: shared by every node.
+  '0008_uploads': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('uploads')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('via', 'text', (c) => c.notNull())
+        .addColumn('owner', 'text')
+        .addColumn('client', 'text')
+        .addColumn('category', 'text', (c) => c.notNull())
+        .addColumn('original_name', 'text', (c) => c.notNull())
+        .addColumn('size', 'bigint', (c) => c.notNull())
+        .addColumn('store_ref', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('result', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createIndex('uploads_owner_state_idx')
+        .on('uploads')
+        .columns(['owner', 'state'])
+        .execute()
+      await db.schema
+        .createIndex('uploads_state_expires_at_idx')
+        .on('uploads')
+        .columns(['state', 'expires_at'])
+        .execute()
+    },
+    async down(db: AnyDb) {
+      await db.schema.dropTable('uploads').execute()
+    },
+  },
 }
 
 const migrationProvider: MigrationProvider = {

@@ -13,6 +13,7 @@ import { type BuiltinSqlite, builtinSqliteAvailable, openBuiltinSqlite } from '.
 import { SnapshotSqliteDialect, type SyncSnapshots } from './sqlite-snapshots.js'
 import { withStatementCache } from './statement-cache.js'
 import type { MetadataStore } from './types.js'
+import { createUploadLedger } from './upload-ledger.js'
 
 /** Which library opens the SQLite file; 'auto' prefers Node's own `node:sqlite`. */
 export type SqliteEngine = 'auto' | 'node:sqlite' | 'better-sqlite3'
@@ -175,6 +176,7 @@ function storeOver(
     files: createFileIndex(db, snapshots),
     materials: createMaterialRepository(db, snapshots),
     aiUsage: createAiUsageStore(db),
+    uploads: createUploadLedger(db),
     ping: () => guarded(async () => void (await sql`select 1`.execute(db))),
     migrate: () => migrateToLatest(db),
     backup: (file) => backupTo(db, dialect, file),

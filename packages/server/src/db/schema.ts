@@ -84,6 +84,28 @@ export interface AiUsageTable {
   tokens: number | string
 }
 
+/** One resumable (tus) or direct-to-bucket upload, from its creation until it is settled. */
+export interface UploadsTable {
+  /** Server-chosen, URL-safe, 128 random bits or more. */
+  id: string
+  via: 'tus' | 'direct'
+  owner: string | null
+  /** The per-client limits key (`user:<id>` or the address's key). */
+  client: string | null
+  category: 'image' | 'video' | 'audio' | 'file'
+  originalName: string
+  /** Declared bytes (bigint), reserved against the owner's quota until settled. */
+  size: number | string
+  /** Where the unfinished bytes are: the tus store's id, or the pending object's key. */
+  storeRef: string
+  state: 'receiving' | 'processing' | 'done' | 'refused'
+  /** JSON: the upload result, or `{code, message}` when refused; null until settled. */
+  result: string | null
+  /** Milliseconds since the epoch (bigint). */
+  createdAt: number | string
+  expiresAt: number | string
+}
+
 export interface DbSchema {
   fileCounts: FileCountsTable
   materialTerms: MaterialTermsTable
@@ -92,6 +114,7 @@ export interface DbSchema {
   categories: CategoriesTable
   materials: MaterialsTable
   aiUsage: AiUsageTable
+  uploads: UploadsTable
 }
 
 export type FileRow = Selectable<FilesTable>

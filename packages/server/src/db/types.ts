@@ -1,6 +1,7 @@
 import type { Category, Page, StorageKey } from '../shared/types.js'
 import type { AiUsageStore } from './ai-usage.js'
 import type { MaterialRepository } from './material-repo.js'
+import type { UploadLedger } from './upload-ledger.js'
 
 export interface FileEntry {
   id: number
@@ -67,6 +68,8 @@ export interface MetadataStore {
   readonly files: FileIndex
   readonly materials: MaterialRepository
   readonly aiUsage: AiUsageStore
+  /** Resumable and direct uploads until they are settled. */
+  readonly uploads: UploadLedger
   /** One trivial query: resolves when the database answers, fails with UE_INDEX_FAILED if not. */
   ping(): Promise<void>
   /** Returns the names of the migrations this call ran (empty when already up to date). */

@@ -5,7 +5,18 @@ import type { Category } from '../shared/types.js'
 /** What the image actions store and `listImage` lists; only these are resized and watermarked. */
 export const IMAGE_CATEGORIES: readonly Category[] = ['image', 'scrawl', 'snapscreen', 'catch']
 
-export type ActionKind = 'config' | 'upload' | 'base64' | 'catch' | 'list' | 'delete' | 'ai'
+export type ActionKind =
+  | 'config'
+  | 'upload'
+  | 'base64'
+  | 'catch'
+  | 'list'
+  | 'delete'
+  | 'ai'
+  | 'uploadresult'
+
+/** The action that answers what a resumable or direct upload came to (docs/uploads.md). */
+export const UPLOAD_RESULT_ACTION = 'uploadresult'
 
 export interface UploadRule {
   category: Category
@@ -33,6 +44,7 @@ export type ActionDef =
   | { name: string; kind: 'list'; rule: ListRule }
   | { name: string; kind: 'delete' }
   | { name: string; kind: 'ai' }
+  | { name: string; kind: 'uploadresult' }
 
 export type ActionTable = ReadonlyMap<string, ActionDef>
 
@@ -116,6 +128,7 @@ export function buildActionTable(
     },
     ...(extra.deleteActionName ? [{ name: extra.deleteActionName, kind: 'delete' as const }] : []),
     ...(extra.aiActionName ? [{ name: extra.aiActionName, kind: 'ai' as const }] : []),
+    { name: UPLOAD_RESULT_ACTION, kind: 'uploadresult' },
   ]
 
   const table = new Map<string, ActionDef>()

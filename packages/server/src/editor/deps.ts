@@ -3,6 +3,7 @@ import type { Authenticator } from '../auth/authenticator.js'
 import type { Principal } from '../auth/types.js'
 import type { ServerConfig } from '../config/load.js'
 import type { FileIndex } from '../db/types.js'
+import type { UploadLedger } from '../db/upload-ledger.js'
 import type { ImageProcessor } from '../images/processor.js'
 import type { RemoteFetcher } from '../ingest/remote/fetch-image.js'
 import type { Metrics } from '../shared/metrics.js'
@@ -16,6 +17,8 @@ export interface EditorDeps {
   table: ActionTable
   storage: StorageDriver
   files: FileIndex
+  /** Resumable and direct uploads until settled: their declared sizes count against the quota. */
+  uploads: UploadLedger
   /** Checks and re-encodes every stored raster image (passthrough when disabled). */
   images: ImageProcessor
   /** The SSRF-guarded client the catch action fetches remote images with. */
@@ -27,6 +30,8 @@ export interface EditorDeps {
   auth: Authenticator
   /** The AI relay, when `ai` is configured (docs/ai.md). */
   ai?: AiRelay | undefined
+  /** `?action=uploadresult` (the uploads room answers it); unknown action when absent. */
+  uploadResult?: ((ctx: ActionContext) => Promise<object>) | undefined
   /** True once the server is shutting down: every new request is refused with `UE_SHUTTING_DOWN`. */
   closing?: () => boolean
 }

@@ -36,13 +36,16 @@ function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
       return handleCatch(ctx, def.rule)
     case 'delete':
       return handleDelete(ctx)
+    case 'uploadresult':
+      if (!ctx.deps.uploadResult) throw new UeError('UE_ACTION_UNKNOWN')
+      return ctx.deps.uploadResult(ctx)
     default:
       throw new UeError('UE_ACTION_UNKNOWN')
   }
 }
 
 const CLOSE = { Connection: 'close' }
-const READS: ReadonlySet<ActionKind> = new Set(['config', 'list'])
+const READS: ReadonlySet<ActionKind> = new Set(['config', 'list', 'uploadresult'])
 const WRITES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch'])
 /** What a cookie must not authorise from another site's page: every action that changes something. */
 const CHANGES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch', 'delete', 'ai'])

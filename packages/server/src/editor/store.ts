@@ -4,7 +4,7 @@ import type { ImagePolicy } from '../images/processor.js'
 import { cleanOriginalName } from '../ingest/display-name.js'
 import { renderKey } from '../ingest/keys.js'
 import { type ContentType, decideContentType } from '../ingest/sniff.js'
-import type { SpooledFile, TempFile } from '../ingest/temp-file.js'
+import type { SpooledFile } from '../ingest/temp-file.js'
 import { UeError } from '../shared/errors.js'
 import type { Category, StorageKey } from '../shared/types.js'
 import { IMAGE_CATEGORIES, type UploadRule } from './action-table.js'
@@ -32,29 +32,61 @@ export async function storeTempFile(
   actor: Actor,
   /** The type `vetHead` already gave these first bytes while they arrived. */
   vetted?: ContentType,
+  /** The ledger row these bytes settle: its own reservation is not counted against the quota. */
+  reservation?: string,
 ): Promise<FileEntry> {
   const sniffed = vetted ?? (await vetHead(deps, rule, file.head, claimedExt))
   const processed = deps.images.handles(sniffed.ext)
     ? await deps.images.process(file, sniffed, imagePolicy(deps, rule.category, actor))
     : { file, ...sniffed }
   try {
-    await checkQuota(deps, actor, processed.file.size)
-    const entry = await storeProcessed(deps, processed.file, rule, processed, actor)
-    deps.log.info(
-      {
-        audit: 'upload',
-        user: actor.user,
-        address: actor.address,
-        category: entry.category,
-        key: entry.key,
-        size: entry.size,
-      },
-      'file stored',
-    )
-    return entry
+    const place = placeFile(deps, processed.file.path)
+    const stored = { size: processed.file.size, originalName: processed.file.originalName }
+    return await storeBytes(deps, place, stored, rule, processed, actor, reservation)
   } finally {
     if (processed.file !== file) await processed.file.dispose()
   }
+}
+
+/** Writes the bytes to store under a key chosen by the caller's `storeBytes`. */
+export type Placer = (key: StorageKey, meta: { size: number; contentType: string }) => Promise<void>
+
+/** Places a finished local file (linked into place on disk). */
+export function placeFile(deps: EditorDeps, path: string): Placer {
+  return async (key, meta) => {
+    const { storage } = deps
+    if (storage.putFile) await storage.putFile(key, path, meta)
+    else await storage.put(key, createReadStream(path), meta)
+  }
+}
+
+/**
+ * Bytes that passed their checks → quota → server key → storage → index, audited. `place`
+ * writes them under the key (a local file, or a server-side copy of an object in the store).
+ */
+export async function storeBytes(
+  deps: EditorDeps,
+  place: Placer,
+  file: { size: number; originalName: string },
+  rule: UploadRule,
+  type: { ext: string; mime: string },
+  actor: Actor,
+  reservation?: string,
+): Promise<FileEntry> {
+  await checkQuota(deps, actor, file.size, reservation)
+  const entry = await storeProcessed(deps, place, file, rule, type, actor, reservation)
+  deps.log.info(
+    {
+      audit: 'upload',
+      user: actor.user,
+      address: actor.address,
+      category: entry.category,
+      key: entry.key,
+      size: entry.size,
+    },
+    'file stored',
+  )
+  return entry
 }
 
 /** Only the image categories are resized and watermarked; any stored image is re-encoded. */
@@ -68,23 +100,39 @@ function imagePolicy(deps: EditorDeps, category: Category, actor: Actor): ImageP
 }
 
 /**
- * The per-user quota, summed in the index. Checked before storing (no wasted write) and again
- * after the row exists, so two nodes storing for one user at once cannot both pass.
+ * The per-user quota: the bytes stored, summed in the index, and the declared sizes of the
+ * user's resumable and direct uploads still on their way (`reservation`, the one being settled,
+ * aside). Checked before storing (no wasted write) and again after the row exists, so two
+ * nodes storing for one user at once cannot both pass.
  */
-async function checkQuota(deps: EditorDeps, actor: Actor, size: number): Promise<void> {
+export async function checkQuota(
+  deps: Pick<EditorDeps, 'config' | 'files' | 'uploads'>,
+  actor: { user: string | null },
+  size: number,
+  reservation?: string,
+): Promise<void> {
   const quota = deps.config.limits.quotaBytes
   if (quota === 0 || actor.user === null) return
-  if ((await deps.files.usage(actor.user)) + size > quota) throw new UeError('UE_QUOTA_EXCEEDED')
+  const [stored, reserved] = await Promise.all([
+    deps.files.usage(actor.user),
+    deps.uploads.reserved(actor.user, reservation),
+  ])
+  if (stored + reserved + size > quota) throw new UeError('UE_QUOTA_EXCEEDED')
 }
 
 async function storeProcessed(
   deps: EditorDeps,
-  file: TempFile,
+  place: Placer,
+  file: { size: number; originalName: string },
   rule: UploadRule,
   type: { ext: string; mime: string },
   actor: Actor,
+  reservation: string | undefined,
 ): Promise<FileEntry> {
-  const key = await putUnderFreshKey(deps, file, rule.pathFormat, type.ext, type.mime)
+  const key = await putUnderFreshKey(place, rule.pathFormat, type.ext, {
+    size: file.size,
+    contentType: type.mime,
+  })
   let indexed = false
   try {
     const entry = await deps.files.add({
@@ -99,7 +147,7 @@ async function storeProcessed(
       owner: actor.user,
     })
     indexed = true
-    await checkQuota(deps, actor, 0)
+    await checkQuota(deps, actor, 0, reservation)
     return entry
   } catch (cause) {
     if (indexed) await deps.files.remove(key).catch(() => {})
@@ -111,19 +159,15 @@ async function storeProcessed(
 }
 
 async function putUnderFreshKey(
-  deps: EditorDeps,
-  file: TempFile,
+  place: Placer,
   pathFormat: string,
   ext: string,
-  contentType: string,
+  meta: { size: number; contentType: string },
 ): Promise<StorageKey> {
   for (let attempt = 1; ; attempt++) {
     const key = renderKey(pathFormat, ext)
     try {
-      const meta = { size: file.size, contentType }
-      const { storage } = deps
-      if (storage.putFile) await storage.putFile(key, file.path, meta)
-      else await storage.put(key, createReadStream(file.path), meta)
+      await place(key, meta)
       return key
     } catch (cause) {
       const exists = cause instanceof UeError && cause.detail === 'exists'

@@ -35,6 +35,12 @@ export interface StorageDriver {
    * `put` as a stream; the local driver links it into place instead of copying it.
    */
   putFile?(key: StorageKey, file: string, meta: PutMeta): Promise<void>
+  /**
+   * Copies the object at `from` to the new key `to` inside the store, with the same guarantees as
+   * `put` (it fails with detail 'exists' when `to` exists): a server-side copy on S3, a hard link
+   * on disk, so no byte passes through this process. `from` stays; UE_NOT_FOUND when missing.
+   */
+  copy(from: StorageKey, to: StorageKey, meta: PutMeta): Promise<void>
   /** Reads the object, optionally a byte range (inclusive `start`, inclusive `end`). */
   get(key: StorageKey, range?: { start: number; end: number }): Promise<StoredObject>
   /** Size in bytes, or null when the object does not exist. */

@@ -76,27 +76,38 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
     }
   }
 
+  /**
+   * The file is hard-linked into place: no byte is copied, and like `put` it never replaces an
+   * existing object. Across file systems (or where links are not supported) it is copied.
+   */
+  async function putFile(key: StorageKey, file: string): Promise<void> {
+    const final = pathOf(key)
+    try {
+      // The folder usually exists already: it is made only when the link says it is missing.
+      await link(file, final).catch(async (cause: unknown) => {
+        if (errno(cause) !== 'ENOENT') throw cause
+        await mkdir(path.dirname(final), { recursive: true })
+        await link(file, final)
+      })
+    } catch (cause) {
+      if (!LINK_UNSUPPORTED.has(errno(cause) ?? '')) throw publishError(cause)
+      await put(key, createReadStream(file))
+    }
+  }
+
   return {
     kind: 'local',
     put,
 
-    /**
-     * The file is hard-linked into place: no byte is copied, and like `put` it never replaces an
-     * existing object. Across file systems (or where links are not supported) it is copied.
-     */
-    async putFile(key: StorageKey, file: string): Promise<void> {
-      const final = pathOf(key)
-      try {
-        // The folder usually exists already: it is made only when the link says it is missing.
-        await link(file, final).catch(async (cause: unknown) => {
-          if (errno(cause) !== 'ENOENT') throw cause
-          await mkdir(path.dirname(final), { recursive: true })
-          await link(file, final)
-        })
-      } catch (cause) {
-        if (!LINK_UNSUPPORTED.has(errno(cause) ?? '')) throw publishError(cause)
-        await put(key, createReadStream(file))
-      }
+    putFile,
+
+    async copy(from: StorageKey, to: StorageKey): Promise<void> {
+      const source = pathOf(from)
+      const st = await stat(source).catch((cause: unknown) => {
+        throw notFoundOr(cause)
+      })
+      if (!st.isFile()) throw new UeError('UE_NOT_FOUND')
+      await putFile(to, source)
     },
 
     async get(key: StorageKey, range?: { start: number; end: number }): Promise<StoredObject> {

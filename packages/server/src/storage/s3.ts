@@ -124,6 +124,31 @@ export function s3Storage(o: S3StorageOptions): StorageDriver {
       }
     },
 
+    async copy(from: StorageKey, to: StorageKey, meta: PutMeta): Promise<void> {
+      const source = objectKey(from)
+      const Key = objectKey(to)
+      const { sdk, client } = await connect()
+      try {
+        await client.send(
+          new sdk.CopyObjectCommand({
+            Bucket: o.bucket,
+            Key,
+            // The source is `bucket/key`, each key segment URL-encoded.
+            CopySource: `${o.bucket}/${source.split('/').map(encodeURIComponent).join('/')}`,
+            ContentType: meta.contentType,
+            MetadataDirective: 'REPLACE',
+            IfNoneMatch: '*',
+            ...(meta.cacheControl ? { CacheControl: meta.cacheControl } : {}),
+          }),
+        )
+      } catch (cause) {
+        const status = httpStatus(cause)
+        if (status === 412 || status === 409)
+          throw new UeError('UE_STORAGE_FAILED', { detail: 'exists', cause })
+        throw notFoundOr(cause)
+      }
+    },
+
     async get(key: StorageKey, range?: { start: number; end: number }): Promise<StoredObject> {
       const Key = objectKey(key)
       checkRange(range)

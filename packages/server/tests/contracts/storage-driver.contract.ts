@@ -118,6 +118,29 @@ export function storageDriverContract(name: string, make: () => Promise<DriverFi
       assert.deepEqual(await buffer(got.body), first)
     })
 
+    test('a copy is a new object with the same bytes; the source stays and an existing key is never replaced', async () => {
+      const from = freshKey('pending', 'bin')
+      const to = freshKey('video', 'mp4')
+      const bytes = randomBytes(70_000)
+      await driver().put(from, chunked(bytes), meta(bytes))
+      await driver().copy(from, to, meta(bytes, 'video/mp4'))
+      assert.deepEqual(await buffer((await driver().get(to)).body), bytes)
+      assert.deepEqual(await buffer((await driver().get(from)).body), bytes)
+
+      const other = Buffer.from('another object')
+      const taken = freshKey()
+      await driver().put(taken, Readable.from([other]), meta(other))
+      await assert.rejects(
+        driver().copy(from, taken, meta(bytes)),
+        (e) => isCode('UE_STORAGE_FAILED')(e) && (e as { detail?: string }).detail === 'exists',
+      )
+      assert.deepEqual(await buffer((await driver().get(taken)).body), other)
+      await assert.rejects(
+        driver().copy(freshKey(), freshKey(), meta(bytes)),
+        isCode('UE_NOT_FOUND'),
+      )
+    })
+
     test('concurrent puts of the same key let exactly one writer win', async () => {
       const key = freshKey()
       const bodies = ['aaaa', 'bbbbbbbb', 'cccccccccccc'].map((s) => Buffer.from(s))

@@ -6,6 +6,7 @@ import { isUeError } from '../../src/shared/errors.js'
 import { aiUsageContract } from '../contracts/ai-usage.contract.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
+import { uploadLedgerContract } from '../contracts/upload-ledger.contract.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { ADMIN_TOKEN, adminCreate, materialsClient } from '../helpers/materials.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
@@ -32,6 +33,7 @@ if ('unavailable' in lane) {
   fileIndexContract('postgres', open, openNodes)
   materialRepositoryContract('postgres', open)
   aiUsageContract('postgres', openNodes)
+  uploadLedgerContract('postgres', openNodes)
 
   describe('PostgreSQL metadata store', () => {
     test('reports the postgres dialect and keeps entries across close and reopen', async () => {
@@ -46,6 +48,7 @@ if ('unavailable' in lane) {
         '0005_file_counts',
         '0006_material_search',
         '0007_ai_usage',
+        '0008_uploads',
       ])
       const added = await first.files.add({
         key: '2025/01/02/kept.png' as never,

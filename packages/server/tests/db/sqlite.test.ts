@@ -12,6 +12,7 @@ import type { StorageKey } from '../../src/shared/types.js'
 import { aiUsageContract } from '../contracts/ai-usage.contract.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
+import { uploadLedgerContract } from '../contracts/upload-ledger.contract.js'
 import { skipOrFail } from '../helpers/postgres.js'
 import {
   ENGINES,
@@ -51,6 +52,7 @@ for (const engine of applicable) {
   fileIndexContract(`sqlite (${engine})`, open, openNodes)
   materialRepositoryContract(`sqlite (${engine})`, open)
   aiUsageContract(`sqlite (${engine})`, openNodes)
+  uploadLedgerContract(`sqlite (${engine})`, openNodes)
   storeTests(engine)
 }
 

@@ -69,7 +69,7 @@ export interface RunningS3rver {
  * s3rver on 127.0.0.1:0 with a temp folder. s3rver 3.7 lacks behaviours of AWS S3 that our
  * code relies on, so middlewares in front of it supply them (documented AWS semantics):
  * a PUT is all or nothing (an aborted or short body stores nothing), `If-None-Match: *`
- * on PUT answers 412 when the key exists, with same-key PUTs serialised so exactly one wins,
+ * on PUT (and on a copy) answers 412 when the key exists, with same-key PUTs serialised so exactly one wins,
  * and listings come in UTF-8 binary order of the keys (s3rver walks its folders unsorted).
  * Of multipart uploads s3rver has create, upload part and complete only: ListParts,
  * AbortMultipartUpload and ListMultipartUploads are answered here from its upload folders, and
@@ -189,6 +189,14 @@ function awsPutSemantics(app: S3rverApp): Middleware {
       m !== null &&
       !['uploadId', 'partNumber', 'tagging', 'acl'].some((q) => q in ctx.query) &&
       ctx.get('x-amz-copy-source') === ''
+    const copy = ctx.method === 'PUT' && m !== null && ctx.get('x-amz-copy-source') !== ''
+    if (copy && ctx.get('if-none-match') === '*') {
+      const exists = await app.store.existsObject(
+        m[1] as string,
+        decodeURIComponent(m[2] as string),
+      )
+      if (exists) return s3Error(ctx, 412, 'PreconditionFailed', 'At least one precondition failed')
+    }
     if (!plainPut) return next()
     const bucket = m[1] as string
     const key = decodeURIComponent(m[2] as string)

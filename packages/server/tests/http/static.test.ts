@@ -47,6 +47,7 @@ describe('createFileServer', () => {
     storage = {
       kind: 'spy',
       put: local.put,
+      copy: local.copy,
       get: (key, range) => {
         touched.push(key)
         return local.get(key, range)
