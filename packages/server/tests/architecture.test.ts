@@ -60,8 +60,6 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   '@tus/server': ['uploads/tus/'],
   '@tus/file-store': ['uploads/tus/'],
   '@tus/s3-store': ['uploads/tus/'],
-  '@aws-sdk/s3-presigned-post': ['uploads/direct/'],
-  '@aws-sdk/s3-request-presigner': ['uploads/direct/'],
 }
 /** Host frameworks (peer dependencies): their adapters import their types, never their code. */
 const TYPE_ONLY_PACKAGES: Record<string, readonly string[]> = {
