@@ -16,6 +16,7 @@ export type RouteName =
   | 'editor'
   | 'files'
   | 'materials'
+  | 'direct'
   | 'assets'
   | 'formula'
   | 'metrics'

@@ -9,8 +9,11 @@ import { loadConfig, type ServerConfig } from './config/load.js'
 import type { ServerConfigInput } from './config/schema.js'
 import type { AiUsageStore } from './db/ai-usage.js'
 import type { MetadataStore } from './db/types.js'
+import { UPLOAD_CATEGORIES } from './db/upload-ledger.js'
 import { buildActionTable } from './editor/action-table.js'
+import type { EditorDeps } from './editor/deps.js'
 import { createEditorHandler } from './editor/dispatch.js'
+import { createUploadGate } from './editor/limits.js'
 import type { FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
 import { createMetricsEndpoint } from './http/metrics-endpoint.js'
@@ -38,6 +41,10 @@ import { jsonResponse } from './shared/respond.js'
 import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
 import { loadOptionsOf, type Opened, startUp } from './start-up.js'
 import type { StorageDriver } from './storage/driver.js'
+import type { DirectBucket } from './storage/s3-direct.js'
+import { createDirectHandler } from './uploads/direct/handler.js'
+import { createDirectLedger, directUnfinished } from './uploads/direct/ledger.js'
+import { type UploadDeps, uploadRuleFor } from './uploads/finish.js'
 import { uploadResultAction } from './uploads/result-action.js'
 import { createUnfinishedUploads, type UnfinishedUploads } from './uploads/unfinished.js'
 
@@ -168,6 +175,8 @@ interface Services {
   metrics: FetchHandler
   /** What each way of resumable or direct uploading keeps of its unfinished uploads. */
   unfinished: UnfinishedUploads
+  /** The signing routes of direct uploads, when they are served (S3 storage). */
+  direct: FetchHandler | undefined
 }
 
 function services(
@@ -186,7 +195,7 @@ function services(
     throttle: failureThrottle(config.auth.failuresPerMinute),
     log,
   }
-  const editor = createEditorHandler({
+  const editorDeps: EditorDeps = {
     config,
     table: buildActionTable(config.editor, {
       deleteActionName: config.delete.enabled ? config.delete.actionName : undefined,
@@ -203,7 +212,11 @@ function services(
     ai: aiRelay(config, log, store.aiUsage),
     uploadResult: uploadResultAction(unfinished),
     closing: o.stopping,
-  })
+  }
+  const editor = createEditorHandler(editorDeps)
+  const direct = opened.bucket
+    ? directUploads(config, opened.bucket, { ...editorDeps, unfinished })
+    : undefined
   const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
   const ready = createReadiness(readinessChecks(config, store, storage))
   const health: FetchHandler = async (request) => {
@@ -214,7 +227,25 @@ function services(
     return ready(request)
   }
   const metricsEndpoint = createMetricsEndpoint(metrics, config.metrics.token)
-  return { auth, editor, materials, health, metrics: metricsEndpoint, unfinished }
+  return { auth, editor, materials, health, metrics: metricsEndpoint, unfinished, direct }
+}
+
+/** The signing routes of uploads straight to the bucket, and what they leave until they end. */
+function directUploads(config: ServerConfig, bucket: DirectBucket, deps: UploadDeps): FetchHandler {
+  const { pendingPrefix } = config.direct
+  deps.unfinished.register('direct', directUnfinished(bucket, deps.storage, pendingPrefix))
+  return createDirectHandler(
+    {
+      config,
+      bucket,
+      auth: deps.auth,
+      ledger: createDirectLedger(deps, { pendingPrefix }),
+      rules: new Map(UPLOAD_CATEGORIES.map((c) => [c, uploadRuleFor(deps.table, c)])),
+      // Its own count of the per-minute rate: the editor's gate lives inside its handler.
+      gate: createUploadGate({ ...config.limits, storageRoot: config.uploads.tempDir }),
+    },
+    config.routes.s3,
+  )
 }
 
 /** Every path the server answers: one entry a route (`routes.ts` says what follows from it). */
@@ -247,6 +278,18 @@ function routeList(config: ServerConfig, opened: Opened, s: Services): Route[] {
       checksMethods: true,
       cors: true,
     },
+    ...(s.direct
+      ? [
+          {
+            name: 'direct' as const,
+            match: { prefix: `${at.s3}/` },
+            handler: s.direct,
+            methods: ['GET', 'POST', 'DELETE'],
+            checksMethods: true,
+            cors: true,
+          },
+        ]
+      : []),
     {
       name: 'assets',
       match: { exact: [...assets.keys()] },

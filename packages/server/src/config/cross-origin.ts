@@ -30,6 +30,9 @@ export function crossOriginProblem(
   const aiUrl = ai?.driverConfig?.url
   if (typeof aiUrl === 'string' && !isAbsolute(aiUrl))
     relative.push(`ai.driverConfig.url (${aiUrl})`)
+  const direct = cfg.editor.uploadDirectUrl
+  if (typeof direct === 'string' && !isAbsolute(direct))
+    relative.push(`uploadDirectUrl (${direct})`)
   if (relative.length === 0) return undefined
   return {
     relative,

@@ -250,10 +250,10 @@ function multipartExtras(directory: string): Middleware {
   const noSuchUpload = (ctx: KoaContext) =>
     s3Error(ctx, 404, 'NoSuchUpload', 'The specified upload does not exist.')
   return async (ctx, next) => {
-    const m = /^\/([^/]+)(?:\/(.+))?$/.exec(ctx.path)
+    const m = /^\/([^/]+)(?:\/(.*))?$/.exec(ctx.path)
     if (!m) return next()
     const bucket = m[1] as string
-    const key = m[2] === undefined ? undefined : decodeURIComponent(m[2])
+    const key = m[2] ? decodeURIComponent(m[2]) : undefined
     const uploadId = typeof ctx.query.uploadId === 'string' ? ctx.query.uploadId : undefined
     if (key === undefined && ctx.method === 'GET' && 'uploads' in ctx.query) {
       const prefix = typeof ctx.query.prefix === 'string' ? ctx.query.prefix : ''

@@ -293,6 +293,37 @@ for (const kind of ['express', 'koa', 'fastify', 'node'] as const) {
   })
 }
 
+for (const kind of ['express', 'koa', 'fastify', 'node'] as const) {
+  test(`with S3 storage the one-line ${kind} mount serves the direct upload routes the config answer names`, async (t) => {
+    const { ue } = await embedded(t, {
+      auth: { tokens: ['alice:alice-token-0123456789abcdef'], queryParam: 'token' },
+      routes: { editor: '/cms/ue', s3: '/cms/s3' },
+      // Signing a POST policy asks nothing of the bucket: no request reaches this endpoint.
+      storage: {
+        driver: 's3',
+        bucket: 'bucket',
+        endpoint: 'http://127.0.0.1:9',
+        forcePathStyle: true,
+        accessKeyId: 'AKIDEXAMPLE',
+        secretAccessKey: 'example-secret-0123456789',
+      },
+    })
+    const base = await hostWithOneMount(t, kind, ue)
+    const token = 'token=alice-token-0123456789abcdef'
+    const config = await (await fetch(`${base}/cms/ue?action=config&${token}`)).json()
+    assert.equal(config.uploadDirectUrl, '/cms/s3')
+    const params = await fetch(
+      `${base}${config.uploadDirectUrl}/s3/params?filename=a.png&type=image%2Fpng&metadata%5Bcategory%5D=image&${token}`,
+    )
+    assert.equal(params.status, 200)
+    const body = await params.json()
+    assert.match(body.fields.key, /^pending\//)
+    const refused = await fetch(`${base}${config.uploadDirectUrl}/s3/multipart`, { method: 'POST' })
+    assert.equal(refused.status, 401)
+    assert.equal(await rawText(base, '/s3/s3/params'), 'app', 'the default path is the app’s')
+  })
+}
+
 test('a trusted proxy’s X-Forwarded-For names the client the limits count against', async (t) => {
   // Mode none behind a proxy only when said on purpose; a guessed one refuses proxied requests.
   const { ue } = await embedded(t, {

@@ -6,6 +6,8 @@ import { after, before, describe, type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { build } from 'esbuild'
+import { crossOriginProblem } from '../../src/config/cross-origin.js'
+import { loadConfig } from '../../src/config/load.js'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { ALICE, BOB, recordingLogger, TOKENS } from '../helpers/auth.js'
 import { launchChromium } from '../helpers/chromium.js'
@@ -373,6 +375,29 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
     assert.equal(wrong.status, 401)
     assert.ok(log.lines.some((l) => l.includes('"path":"/s3/token=…/s3/params"')))
     assert.ok(!log.lines.some((l) => l.includes(ALICE)), 'the token is not in the log')
+  })
+})
+
+describe('the config answer', () => {
+  test('names uploadDirectUrl absolute when publicUrl is, and a relative one is a cross-origin problem', () => {
+    const storage = { driver: 's3', bucket: 'bucket', endpoint: 'http://127.0.0.1:1' } as const
+    const relative = loadConfig({
+      env: {},
+      overrides: { storage, http: { corsOrigins: ['https://cms.example'] } },
+    })
+    assert.equal(relative.editor.uploadDirectUrl, '/s3')
+    assert.match(crossOriginProblem(relative)?.message ?? '', /uploadDirectUrl \(\/s3\)/)
+    const absolute = loadConfig({
+      env: {},
+      overrides: {
+        storage,
+        routes: { s3: '/api/s3' },
+        publicUrl: 'https://ue.example.com/app/uploads/',
+      },
+    })
+    assert.equal(absolute.editor.uploadDirectUrl, 'https://ue.example.com/app/api/s3')
+    const off = loadConfig({ env: {}, overrides: { storage, direct: { enabled: false } } })
+    assert.equal('uploadDirectUrl' in off.editor, false)
   })
 })
 

@@ -1,6 +1,7 @@
 import type { Authenticator } from '../../auth/authenticator.js'
 import { isCrossSite } from '../../auth/cross-site.js'
 import type { ServerConfig } from '../../config/load.js'
+import type { UploadCategory } from '../../db/upload-ledger.js'
 import type { UploadRule } from '../../editor/action-table.js'
 import type { Actor } from '../../editor/deps.js'
 import { type UploadGate, uploadClientKey } from '../../editor/limits.js'
@@ -21,7 +22,7 @@ export interface DirectDeps {
   auth: Authenticator
   ledger: DirectLedger
   /** The upload rule of each category a direct upload may name. */
-  rules: ReadonlyMap<string, UploadRule>
+  rules: ReadonlyMap<UploadCategory, UploadRule>
   /** The per-client rate of uploads (the same limits as the editor's uploads). */
   gate: UploadGate
 }
@@ -117,7 +118,7 @@ async function createMultipart(deps: DirectDeps, actor: Actor, d: Declared) {
  */
 async function open(deps: DirectDeps, actor: Actor, d: Declared) {
   const category = d.metadata.category
-  const rule = typeof category === 'string' ? deps.rules.get(category) : undefined
+  const rule = deps.rules.get(category as UploadCategory)
   if (!rule)
     throw new UeError('UE_VALIDATION_FAILED', {
       detail: `metadata.category must be one of ${[...deps.rules.keys()].join(', ')}`,
@@ -133,9 +134,11 @@ async function open(deps: DirectDeps, actor: Actor, d: Declared) {
   const row = await deps.ledger.open({
     owner: actor.user,
     client: uploadClientKey(actor) ?? null,
-    category: rule.category,
+    category: category as UploadCategory,
     originalName: d.filename,
-    size: size ?? 0,
+    // Uppy does not send a file's size unless the page puts it in the meta: the limit is
+    // reserved instead, and the ending refuses a file larger than what was reserved.
+    size: size ?? rule.maxSize,
   })
   return { row, rule, size }
 }
@@ -234,7 +237,7 @@ async function complete(
   }
   await deps.bucket.complete(row.key, uploadId, parts)
   const result = await deps.ledger.finish(row)
-  return { location: result.url, key: row.key, id: row.id, ...result }
+  return { location: 'url' in result ? result.url : '', key: row.key, id: row.id, ...result }
 }
 
 async function partsOf(request: Request, config: ServerConfig) {

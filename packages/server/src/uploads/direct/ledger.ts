@@ -1,6 +1,13 @@
-import type { UploadResult } from '../../editor/results.js'
-import type { UeError } from '../../shared/errors.js'
+import { randomBytes } from 'node:crypto'
+import type { UploadCategory, UploadRow } from '../../db/upload-ledger.js'
+import { checkQuota } from '../../editor/store.js'
+import { CODES, UeError, type UeErrorCode } from '../../shared/errors.js'
+import { messageFor } from '../../shared/messages.js'
 import type { StorageKey } from '../../shared/types.js'
+import type { DirectBucket } from '../../storage/s3-direct.js'
+import { claimAndFinish, type UploadDeps } from '../finish.js'
+import type { UnfinishedBytes } from '../unfinished.js'
+import { removeDirectBytes } from './sweep.js'
 
 /** A direct upload as its ledger row records it. */
 export interface DirectRow {
@@ -9,26 +16,127 @@ export interface DirectRow {
   key: StorageKey
   owner: string | null
   client: string | null
-  category: string
-  state: 'receiving' | 'processing' | 'done' | 'refused'
+  category: UploadCategory
+  state: UploadRow['state']
+  /** The row as the ledger has it, for the ending. */
+  row: UploadRow
 }
 
-/** What the signing routes need of the upload ledger. */
+/** What the complete call answers once the ending ran, or while another node runs it. */
+export type Finished =
+  | { state: 'SUCCESS'; url: string; title: string; original: string; type: string; size: number }
+  | { state: string; code: 'UE_UPLOAD_PENDING' }
+
+/** What the signing routes need of the upload ledger, over the ledger and the one ending. */
 export interface DirectLedger {
-  /** Records a new upload (its declared size reserved against the owner's quota). */
+  /**
+   * Records a new upload under a server key, its declared size reserved against the owner's
+   * quota; refuses (and forgets it) when that reservation does not fit.
+   */
   open(d: {
     owner: string | null
     client: string | null
-    category: string
+    category: UploadCategory
     originalName: string
     size: number
   }): Promise<DirectRow>
   get(id: string): Promise<DirectRow | null>
-  /** Forgets an upload the client gave up, with its pending object. */
+  /** Forgets an upload the client gave up, with whatever it left in the bucket. */
   discard(row: DirectRow): Promise<void>
-  /** Settles an upload as refused, its reservation released. */
+  /** Settles an upload as refused (its reservation released) and removes its bytes. */
   refuse(row: DirectRow, error: UeError): Promise<void>
   /** Runs the one ending on the finished pending object; throws the refusal. */
-  finish(row: DirectRow): Promise<UploadResult>
-  remove(id: string): Promise<void>
+  finish(row: DirectRow): Promise<Finished>
+}
+
+/** Uploads not finished within a day are removed by the expiry sweep. */
+const EXPIRES_MS = 24 * 60 * 60 * 1000
+
+export function createDirectLedger(
+  deps: UploadDeps,
+  o: { pendingPrefix: string; expiresMs?: number },
+): DirectLedger {
+  const { uploads } = deps
+  const rowOf = (row: UploadRow): DirectRow => ({
+    id: row.id,
+    key: row.storeRef as StorageKey,
+    owner: row.owner,
+    client: row.client,
+    category: row.category,
+    state: row.state,
+    row,
+  })
+  const removeBytes = async (row: DirectRow) => {
+    const way = deps.unfinished.of('direct')
+    if (way) await way.remove(row.row)
+  }
+  return {
+    async open(d) {
+      const id = randomBytes(16).toString('base64url')
+      const row = await uploads.create({
+        id,
+        via: 'direct',
+        ...d,
+        storeRef: `${o.pendingPrefix}${id}`,
+        expiresAt: Date.now() + (o.expiresMs ?? EXPIRES_MS),
+      })
+      try {
+        // Counted after the row exists, so two uploads opened at once cannot both fit.
+        await checkQuota(deps, { user: d.owner }, 0)
+      } catch (e) {
+        await uploads.remove(id)
+        throw e
+      }
+      return rowOf(row)
+    },
+    async get(id) {
+      const row = await uploads.get(id)
+      return row?.via === 'direct' ? rowOf(row) : null
+    },
+    async discard(row) {
+      await removeBytes(row)
+      await uploads.remove(row.id)
+    },
+    async refuse(row, error) {
+      if (!(await uploads.claim(row.id))) return
+      await removeBytes(row)
+      await uploads.settle(row.id, 'refused', {
+        code: error.code,
+        message: messageFor(deps.config.locale, error.code),
+      })
+    },
+    async finish(row) {
+      const outcome = await claimAndFinish(deps, row.row, { kind: 'object', key: row.key })
+      if (outcome === null)
+        return {
+          state: messageFor(deps.config.locale, 'UE_UPLOAD_PENDING'),
+          code: 'UE_UPLOAD_PENDING',
+        }
+      if ('state' in outcome) return outcome
+      throw new UeError(outcome.code in CODES ? (outcome.code as UeErrorCode) : 'UE_INTERNAL')
+    },
+  }
+}
+
+/**
+ * What direct uploads keep until they end, for the ending, the expiry sweep and reconcile: the
+ * pending object (and its multipart upload) under `<pendingPrefix><id>`.
+ */
+export function directUnfinished(
+  bucket: DirectBucket,
+  storage: UploadDeps['storage'],
+  pendingPrefix: string,
+): UnfinishedBytes {
+  return {
+    remove: (row) => removeDirectBytes(bucket, storage, row.storeRef as StorageKey),
+    // A simple upload never calls back: its bytes are complete once the object exists.
+    async completed(row) {
+      const key = row.storeRef as StorageKey
+      return (await storage.stat(key)) ? { kind: 'object', key } : null
+    },
+    idOfKey: (key) =>
+      key.startsWith(pendingPrefix) && key.length > pendingPrefix.length
+        ? key.slice(pendingPrefix.length)
+        : null,
+  }
 }
