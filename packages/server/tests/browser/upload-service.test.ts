@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { describe, type TestContext, test } from 'node:test'
+import { after, before, describe, type TestContext, test } from 'node:test'
+import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import type { Page } from 'playwright-core'
 import { launchChromium } from '../helpers/chromium.js'
 import { MP4, png } from '../helpers/fixtures.js'
+import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 
 const USER_TOKEN = 'uploader-token-0123456789abcdef'
@@ -169,7 +171,7 @@ const video = (megabytes: number) =>
 async function imageAndVideoThroughEveryEntry(
   srv: TestServer,
   page: Page,
-  o: { chunked: boolean },
+  o: { chunked: boolean; videoMegabytes?: number },
 ): Promise<void> {
   const image = png(40, 30)
   for (const [type, from, name] of [
@@ -188,7 +190,7 @@ async function imageAndVideoThroughEveryEntry(
     )
     assert.equal(width, 40, `${from}: the inserted image is displayed`)
   }
-  const clip = video(3)
+  const clip = video(o.videoMegabytes ?? 3)
   const ran = await run(page, 'video', 'video', clip, 'clip.mp4', 'video/mp4')
   assert.deepEqual(ran.endings, ['success'], `video: ${ran.message}`)
   assert.equal(ran.inserted?.tag, 'video')
@@ -234,5 +236,66 @@ describe('uploadService() in Chromium, called the way UEditor Plus calls uploadS
     assert.deepEqual(disguised.endings, ['error'])
     assert.ok(disguised.message && disguised.message.length > 0)
     assert.equal(disguised.inserted, null)
+  })
+})
+
+describe('uploadService() in Chromium, straight to the bucket (s3rver)', () => {
+  let s3: RunningS3rver
+  before(async () => {
+    s3 = await startS3rver()
+  })
+  after(async () => {
+    await s3.close()
+  })
+
+  test('images go in one signed POST each, the video in signed parts, the bytes never through the server', async (t) => {
+    const bucket = await s3.createBucket()
+    const srv = await startTestServer(t, {
+      auth: { tokens: [`alice:${USER_TOKEN}`] },
+      storage: {
+        driver: 's3',
+        bucket,
+        endpoint: s3.endpoint,
+        forcePathStyle: true,
+        ...S3RVER_CREDENTIALS,
+      },
+    })
+    await s3.allowOrigins(bucket, [srv.url])
+    const page = await standInEditor(t, srv, {
+      directMultipartThreshold: 5 * 1024 * 1024,
+      directPartSize: 5 * 1024 * 1024,
+    })
+    if (!page) return
+    const toBucket: string[] = []
+    const toServer: string[] = []
+    page.on('request', (r) => {
+      const url = new URL(r.url())
+      if (r.method() === 'GET' || r.method() === 'OPTIONS') return
+      if (url.origin === s3.endpoint)
+        toBucket.push(`${r.method()} ${url.search ? 'part' : 'object'}`)
+      else toServer.push(`${r.method()} ${url.pathname}`)
+    })
+    await imageAndVideoThroughEveryEntry(srv, page, { chunked: true, videoMegabytes: 12 })
+    assert.deepEqual(toBucket, [
+      'POST object',
+      'POST object',
+      'POST object',
+      'POST object',
+      'PUT part',
+      'PUT part',
+      'PUT part',
+    ])
+    // Only the multipart create and complete calls post to the server, with no file in them.
+    assert.deepEqual(toServer, ['POST /s3/s3/multipart', `POST ${toServer[1]?.slice(5)}`])
+    assert.match(toServer[1] ?? '', /^POST \/s3\/s3\/multipart\/[^/]+\/complete$/)
+    const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }))
+    const keys = (listed.Contents ?? []).map((o) => o.Key as string)
+    assert.equal(
+      keys.filter((k) => k.startsWith('pending/')).length,
+      0,
+      'no pending object is left',
+    )
+    assert.equal(keys.filter((k) => k.startsWith('image/')).length, 4)
+    assert.equal(keys.filter((k) => k.startsWith('video/')).length, 1)
   })
 })
