@@ -297,5 +297,18 @@ describe('uploadService() in Chromium, straight to the bucket (s3rver)', () => {
     )
     assert.equal(keys.filter((k) => k.startsWith('image/')).length, 4)
     assert.equal(keys.filter((k) => k.startsWith('video/')).length, 1)
+
+    // A PHP script named .png reaches the bucket, is refused by the ending and removed.
+    const php = Buffer.from('<?php system($_GET["c"]); ?>')
+    const refused = await run(page, 'image', 'upload', php, 'shell.png', 'image/png')
+    assert.deepEqual(refused.endings, ['error'])
+    assert.ok(refused.message && refused.message.length > 0)
+    assert.equal(refused.inserted, null)
+    const after = await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }))
+    assert.deepEqual(
+      (after.Contents ?? []).map((o) => o.Key as string).sort(),
+      [...keys].sort(),
+      'the refused file left nothing in the bucket',
+    )
   })
 })
