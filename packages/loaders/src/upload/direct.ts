@@ -1,7 +1,7 @@
 import type { EditorFile } from './editor.js'
 import { type ServerSettings, sleep } from './server.js'
 import type { UploadCategory } from './types.js'
-import { jsonObject, refusalOf, send } from './xhr.js'
+import { refusalOf, send } from './xhr.js'
 
 export interface DirectOptions {
   multipartThreshold: number
@@ -31,9 +31,11 @@ export function directUpload(
 ): Promise<DirectEnding> {
   const routes = signingRoutes(s, base, signal)
   const metadata = { name: file.name, type: file.type, category, size: String(file.blob.size) }
+  const lastModified = (file.blob as Partial<File>).lastModified ?? ''
+  const resumeKey = [file.name, file.type, file.blob.size, lastModified, base, category].join('|')
   return file.blob.size <= o.multipartThreshold
     ? simple(routes, file, metadata, onProgress, signal)
-    : multipart(routes, file, metadata, o, onProgress, signal)
+    : multipart(routes, file, metadata, o, resumeKey, onProgress, signal)
 }
 
 async function simple(
@@ -69,26 +71,43 @@ async function simple(
   return { id, answer: undefined }
 }
 
+/** A multipart upload this browser started, kept so the same file sent again continues it. */
+interface Started {
+  id: string
+  uploadId: string
+  key: string
+  partSize: number
+}
+
 async function multipart(
   routes: SigningRoutes,
   file: EditorFile,
   metadata: Record<string, string>,
   o: DirectOptions,
+  resumeKey: string,
   onProgress: (fraction: number) => void,
   signal: AbortSignal,
 ): Promise<DirectEnding> {
-  const created = await routes.json('POST', '/multipart', {
-    filename: file.name,
-    type: file.type,
-    metadata,
-  })
-  const id = stringField(created, 'id')
-  const uploadId = stringField(created, 'uploadId')
-  const key = stringField(created, 'key')
-  const at = `/multipart/${encodeURIComponent(uploadId)}`
-  const keyQuery = `?${new URLSearchParams({ key })}`
   const size = file.blob.size
-  const partSize = Math.max(o.partSize, 5 * 1024 * 1024, Math.ceil(size / 10_000))
+  const resumed = await resume(routes, resumeKey)
+  let started = resumed?.started
+  if (!started) {
+    const created = await routes.json('POST', '/multipart', {
+      filename: file.name,
+      type: file.type,
+      metadata,
+    })
+    started = {
+      id: stringField(created, 'id'),
+      uploadId: stringField(created, 'uploadId'),
+      key: stringField(created, 'key'),
+      partSize: Math.max(o.partSize, 5 * 1024 * 1024, Math.ceil(size / 10_000)),
+    }
+    remember(resumeKey, started)
+  }
+  const { id, partSize } = started
+  const at = `/multipart/${encodeURIComponent(started.uploadId)}`
+  const keyQuery = `?${new URLSearchParams({ key: started.key })}`
   const count = Math.max(1, Math.ceil(size / partSize))
   const sentOf = new Array<number>(count).fill(0)
   const report = () => onProgress(sentOf.reduce((a, b) => a + b, 0) / Math.max(1, size))
@@ -96,40 +115,118 @@ async function multipart(
   try {
     for (let n = 1; n <= count; n++) {
       const chunk = file.blob.slice((n - 1) * partSize, Math.min(size, n * partSize))
-      const etag = await withRetries(o.retryDelays, signal, async () => {
-        sentOf[n - 1] = 0
-        const signed = await routes.json('GET', `${at}/${n}${keyQuery}`)
-        const answer = await send(
-          {
-            method: 'PUT',
-            url: stringField(signed, 'url'),
-            body: chunk,
-            onProgress: (sent) => {
-              sentOf[n - 1] = sent
-              report()
-            },
-            signal,
-          },
-          routes.fetch,
-        )
-        if (answer.status < 200 || answer.status >= 300)
-          throw new Error(`the bucket refused part ${n} (HTTP ${answer.status})`)
-        const tag = answer.header('ETag')
-        // The bucket's CORS rule must expose ETag, or no part can be completed.
-        if (!tag) throw new FinalError('the bucket does not expose the ETag header (CORS rule)')
-        return tag
-      })
+      const held = resumed?.parts.get(n)
+      const etag =
+        held && held.size === chunk.size
+          ? held.etag
+          : await withRetries(o.retryDelays, signal, async () => {
+              sentOf[n - 1] = 0
+              const signed = await routes.json('GET', `${at}/${n}${keyQuery}`)
+              const answer = await send(
+                {
+                  method: 'PUT',
+                  url: stringField(signed, 'url'),
+                  body: chunk,
+                  onProgress: (sent) => {
+                    sentOf[n - 1] = sent
+                    report()
+                  },
+                  signal,
+                },
+                routes.fetch,
+              )
+              if (answer.status < 200 || answer.status >= 300)
+                throw new Error(`the bucket refused part ${n} (HTTP ${answer.status})`)
+              const tag = answer.header('ETag')
+              // The bucket's CORS rule must expose ETag, or no part can be completed.
+              if (!tag)
+                throw new FinalError('the bucket does not expose the ETag header (CORS rule)')
+              return tag
+            })
       sentOf[n - 1] = chunk.size
       report()
       parts.push({ PartNumber: n, ETag: etag })
     }
     const done = await routes.json('POST', `${at}/complete${keyQuery}`, { parts })
+    forget(resumeKey)
     return { id, answer: typeof done.state === 'string' ? done : undefined }
   } catch (e) {
-    // Leave nothing half-sent in the bucket: abort the multipart upload (best effort).
-    await routes.json('DELETE', `${at}${keyQuery}`, undefined, true).catch(() => {})
+    // Cancelled or cut off: the parts stay for the same file sent again (the server removes
+    // them when the upload expires). Refused: nothing is left half-sent.
+    if (e instanceof FinalError) {
+      forget(resumeKey)
+      await routes.json('DELETE', `${at}${keyQuery}`, undefined, true).catch(() => {})
+    }
     throw e
   }
+}
+
+/** The remembered upload of this file and the parts the bucket holds, if it still lives. */
+async function resume(
+  routes: SigningRoutes,
+  resumeKey: string,
+): Promise<{ started: Started; parts: Map<number, { etag: string; size: number }> } | undefined> {
+  const started = recalled(resumeKey)
+  if (!started) return undefined
+  try {
+    const keyQuery = `?${new URLSearchParams({ key: started.key })}`
+    const listed = await routes.call(
+      'GET',
+      `/multipart/${encodeURIComponent(started.uploadId)}${keyQuery}`,
+    )
+    const parts = new Map<number, { etag: string; size: number }>()
+    for (const p of Array.isArray(listed) ? listed : []) {
+      const n = Number(p?.PartNumber)
+      if (Number.isInteger(n) && typeof p?.ETag === 'string')
+        parts.set(n, { etag: p.ETag, size: Number(p.Size) })
+    }
+    return { started, parts }
+  } catch (e) {
+    // Expired, finished or not ours: start afresh.
+    if (e instanceof FinalError) {
+      forget(resumeKey)
+      return undefined
+    }
+    throw e
+  }
+}
+
+const STORE_PREFIX = 'ueditor-backend-s3::'
+
+function storage(): Storage | undefined {
+  try {
+    return (globalThis as { localStorage?: Storage }).localStorage
+  } catch {
+    return undefined
+  }
+}
+
+function recalled(resumeKey: string): Started | undefined {
+  try {
+    const v = JSON.parse(storage()?.getItem(STORE_PREFIX + resumeKey) ?? 'null')
+    return typeof v?.id === 'string' &&
+      typeof v.uploadId === 'string' &&
+      typeof v.key === 'string' &&
+      Number.isInteger(v.partSize)
+      ? v
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function remember(resumeKey: string, started: Started): void {
+  try {
+    storage()?.setItem(STORE_PREFIX + resumeKey, JSON.stringify(started))
+  } catch {
+    // Full or forbidden storage: the upload works, it just cannot be resumed after a reload.
+  }
+}
+
+function forget(resumeKey: string): void {
+  try {
+    storage()?.removeItem(STORE_PREFIX + resumeKey)
+  } catch {}
 }
 
 /** An error a retry cannot fix. */
@@ -153,6 +250,14 @@ async function withRetries<T>(
 
 interface SigningRoutes {
   fetch: typeof fetch
+  /** One call's parsed JSON answer; refusals throw their readable message. */
+  call(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body?: unknown,
+    ignoreSignal?: boolean,
+  ): Promise<unknown>
+  /** A call whose answer must be a JSON object. */
   json(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
@@ -163,9 +268,9 @@ interface SigningRoutes {
 
 /** The server's signing routes under `base`, with the service's credentials. */
 function signingRoutes(s: ServerSettings, base: string, signal: AbortSignal): SigningRoutes {
-  return {
+  const routes: SigningRoutes = {
     fetch: s.fetch,
-    async json(method, path, body, ignoreSignal = false) {
+    async call(method, path, body, ignoreSignal = false) {
       const url = await s.withToken(`${base.replace(/\/+$/, '')}/s3${path}`)
       const headers: Record<string, string> = {
         Accept: 'application/json',
@@ -186,11 +291,20 @@ function signingRoutes(s: ServerSettings, base: string, signal: AbortSignal): Si
         if (response.status < 500 && response.status !== 429) throw new FinalError(message)
         throw new Error(message)
       }
-      const answer = jsonObject(text)
-      if (!answer) throw new Error('the signing route answered no JSON object')
-      return answer
+      try {
+        return JSON.parse(text)
+      } catch {
+        throw new Error('the signing route answered no JSON')
+      }
+    },
+    async json(method, path, body, ignoreSignal) {
+      const answer = await routes.call(method, path, body, ignoreSignal)
+      if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+        throw new Error('the signing route answered no JSON object')
+      return answer as Record<string, unknown>
     },
   }
+  return routes
 }
 
 function stringField(o: Record<string, unknown>, name: string): string {

@@ -9,6 +9,7 @@ import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 
 const USER_TOKEN = 'uploader-token-0123456789abcdef'
+const MB5 = 5 * 1024 * 1024
 
 /**
  * A stand-in for UEditor Plus with `uploadServiceEnable: true`: it loads the config answer,
@@ -103,6 +104,12 @@ async function standInEditor(
   const browser = await launchChromium(t)
   if (!browser) return null
   const page = await browser.newPage()
+  await openStandIn(page, srv, extra)
+  return page
+}
+
+/** (Re)loads the stand-in editor page: what a reload of the editor's page does. */
+async function openStandIn(page: Page, srv: TestServer, extra: Record<string, unknown>) {
   await page.goto(`${srv.url}/healthz`)
   await page.setContent(STAND_IN_EDITOR)
   await page.evaluate(
@@ -110,7 +117,6 @@ async function standInEditor(
       (window as unknown as StandIn).standIn.start(serverUrl, token, more),
     [`${srv.url}/ueditor`, USER_TOKEN, extra] as const,
   )
-  return page
 }
 
 interface StandIn {
@@ -248,7 +254,7 @@ describe('uploadService() in Chromium, straight to the bucket (s3rver)', () => {
     await s3.close()
   })
 
-  test('images go in one signed POST each, the video in signed parts, the bytes never through the server', async (t) => {
+  async function startOnS3(t: TestContext): Promise<{ srv: TestServer; bucket: string }> {
     const bucket = await s3.createBucket()
     const srv = await startTestServer(t, {
       auth: { tokens: [`alice:${USER_TOKEN}`] },
@@ -261,6 +267,11 @@ describe('uploadService() in Chromium, straight to the bucket (s3rver)', () => {
       },
     })
     await s3.allowOrigins(bucket, [srv.url])
+    return { srv, bucket }
+  }
+
+  test('images go in one signed POST each, the video in signed parts, the bytes never through the server', async (t) => {
+    const { srv, bucket } = await startOnS3(t)
     const page = await standInEditor(t, srv, {
       directMultipartThreshold: 5 * 1024 * 1024,
       directPartSize: 5 * 1024 * 1024,
@@ -310,5 +321,41 @@ describe('uploadService() in Chromium, straight to the bucket (s3rver)', () => {
       [...keys].sort(),
       'the refused file left nothing in the bucket',
     )
+  })
+
+  test('a multipart upload cut off midway continues after a reload from the parts the bucket holds', async (t) => {
+    const { srv } = await startOnS3(t)
+    const options = { directMultipartThreshold: MB5, directPartSize: MB5, retryDelays: [0] }
+    const page = await standInEditor(t, srv, options)
+    if (!page) return
+    const clip = video(12)
+    // The connection drops whenever part 2 is sent: the call ends in one error.
+    const dropPartTwo = '**/*partNumber=2*'
+    await page.route(dropPartTwo, (route) => route.abort('connectionreset'))
+    const cut = await run(page, 'video', 'video', clip, 'clip.mp4', 'video/mp4')
+    assert.deepEqual(cut.endings, ['error'])
+    await page.unroute(dropPartTwo)
+
+    await openStandIn(page, srv, options)
+    const calls: string[] = []
+    page.on('request', (r) => {
+      const url = new URL(r.url())
+      if (r.method() === 'OPTIONS') return
+      if (url.origin === s3.endpoint)
+        calls.push(`${r.method()} part ${url.searchParams.get('partNumber')}`)
+      else if (url.pathname.startsWith('/s3/'))
+        calls.push(`${r.method()} ${url.pathname.replace(/\/multipart\/[^/]+/, '/multipart/<id>')}`)
+    })
+    const resumed = await run(page, 'video', 'video', clip, 'clip.mp4', 'video/mp4')
+    assert.deepEqual(resumed.endings, ['success'], `${resumed.message}`)
+    assert.deepEqual(calls, [
+      'GET /s3/s3/multipart/<id>',
+      'GET /s3/s3/multipart/<id>/2',
+      'PUT part 2',
+      'GET /s3/s3/multipart/<id>/3',
+      'PUT part 3',
+      'POST /s3/s3/multipart/<id>/complete',
+    ])
+    assert.ok((await served(srv, resumed.inserted?.src as string)).equals(clip))
   })
 })
