@@ -93,21 +93,24 @@ const allows = (list: unknown, ext: string) =>
 
 /**
  * The editor answer from a server answer: a `SUCCESS` with a `url` becomes the result every
- * `from` reads (`state`, `url`, `title`, `original`, plus `type` and `size`); anything else is
- * the refusal's readable `state`, thrown as the error message.
+ * `from` reads (`state`, `url`, `title`, `original`, plus `type` and `size`, nothing else);
+ * anything else is the refusal's readable `state`, thrown as the error message.
  */
 export function editorAnswer(answer: unknown, file: EditorFile): UploadResult {
   const a = (typeof answer === 'object' && answer !== null ? answer : {}) as Record<string, unknown>
   if (a.state !== 'SUCCESS' || typeof a.url !== 'string' || a.url === '') {
     throw new Error(typeof a.state === 'string' && a.state ? a.state : 'upload failed')
   }
-  return {
-    ...a,
+  // The usual answer only: the complete answer's `location`, `key` and `id` are not the editor's.
+  const result: UploadResult = {
     state: 'SUCCESS',
     url: a.url,
     title: typeof a.title === 'string' ? a.title : file.name,
     original: typeof a.original === 'string' ? a.original : file.name,
   }
+  if (typeof a.type === 'string') result.type = a.type
+  if (typeof a.size === 'number') result.size = a.size
+  return result
 }
 
 /**

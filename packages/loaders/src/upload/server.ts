@@ -53,9 +53,7 @@ function pageBase(): string {
 
 /** Keeps a relative URL relative (the page's origin), an absolute one absolute. */
 function sameForm(original: string, u: URL): string {
-  return /^[a-z][a-z0-9+.-]*:/i.test(original) || original.startsWith('//')
-    ? u.href
-    : u.pathname + u.search + u.hash
+  return isAbsolute(original) ? u.href : u.pathname + u.search + u.hash
 }
 
 /** `serverUrl` with `action` (and extra parameters) appended, as the editor builds it. */
@@ -66,9 +64,11 @@ export function actionUrl(serverUrl: string, action: string, extra: Record<strin
 
 /** Resolves a URL of the config answer (`uploadTusUrl`, `uploadDirectUrl`) against `serverUrl`. */
 export function resolveServerUrl(serverUrl: string, url: string): string {
-  const base = new URL(serverUrl, pageBase())
-  return sameForm(serverUrl, new URL(url, base))
+  const resolved = new URL(url, new URL(serverUrl, pageBase()))
+  return isAbsolute(url) ? resolved.href : sameForm(serverUrl, resolved)
 }
+
+const isAbsolute = (url: string) => /^[a-z][a-z0-9+.-]*:/i.test(url) || url.startsWith('//')
 
 /** GET JSON from the server with the credentials; non-2xx and unparsable bodies reject. */
 export async function getJson(

@@ -34,7 +34,6 @@ export interface UploadResult {
   original: string
   type?: string
   size?: number
-  [extra: string]: unknown
 }
 
 /** The server's category of an upload (its `*ActionName` families, `file` for attachments). */
@@ -51,19 +50,22 @@ export interface UploadServiceOptions {
   serverUrl: string
   /** The user's token, or a function returning it (may be async); none: no credential sent. */
   token?: TokenSource
-  /** Header the token goes in: `Authorization` (default, as `Bearer <token>`) or the server's `auth.header`. */
+  /**
+   * Header the token goes in: `Authorization` (default, as `Bearer <token>`), or the server's
+   * `auth.header` (the bare token).
+   */
   tokenHeader?: string
-  /** Also send the token as this query parameter (the server's `auth.queryParam`). Off by default. */
+  /** Also send the token as this query parameter (the server's `auth.queryParam`). Default off. */
   tokenQuery?: string
-  /** Send cookies to a server on another origin (same-origin cookies are always sent). Default false. */
+  /** Send cookies to a server on another origin (same-origin ones always go). Default false. */
   withCredentials?: boolean
-  /** The ways allowed, in the order tried when the server offers them. Default `['direct', 'tus', 'post']`. */
+  /** The ways allowed, in order of preference. Default `['direct', 'tus', 'post']`. */
   via?: UploadVia[]
   /** Bytes per tus PATCH request; keep it under the proxies' body limit. Default 8 MiB. */
   tusChunkSize?: number
-  /** Waits (ms) before each retry of a failed tus request or S3 part. Default `[0, 1000, 3000, 5000, 10000]`. */
+  /** Waits (ms) before the retries of a tus request or a part. Default 0, 1, 3, 5, 10 s. */
   retryDelays?: number[]
-  /** Files up to this size go to the bucket in one presigned POST, bigger ones in parts. Default 16 MiB. */
+  /** Files up to this size go to the bucket in one signed POST, bigger in parts. Default 16 MiB. */
   directMultipartThreshold?: number
   /** Size of one S3 part (at least 5 MiB). Default 8 MiB. */
   directPartSize?: number

@@ -78,7 +78,7 @@ export function jsonObject(body: string): Record<string, unknown> | undefined {
   }
 }
 
-/** The server's readable refusal in a body: an editor answer's `state`, or an API `error.message`. */
+/** The server's readable refusal in a body: an editor answer's `state`, or `error.message`. */
 export function refusalOf(body: string): string | undefined {
   const answer = jsonObject(body)
   if (typeof answer?.state === 'string' && answer.state !== '') return answer.state

@@ -355,4 +355,65 @@ describe('direct to the bucket, through the signing routes', () => {
     )
     assert.equal(calls[3]?.url, '/ueditor?action=uploadresult&id=id1')
   })
+
+  test('a big file goes in signed parts and the complete answer is the result, with no polling', async () => {
+    const config = { ...CONFIG, uploadDirectUrl: 'https://api.example/s3' }
+    const MiB = 1024 * 1024
+    const { fetch, calls } = fakeFetch((call: Call) => {
+      const path = call.url.split('?')[0]
+      if (call.url.includes('action=config')) return json(config)
+      if (path === 'https://api.example/s3/s3/multipart')
+        return json({ key: 'pending/id2', uploadId: 'up-1', id: 'id2' })
+      if (/\/multipart\/up-1\/\d$/.test(path ?? ''))
+        return json({ url: `https://bucket.example/part${path?.slice(-1)}`, expires: 600 })
+      if (path?.startsWith('https://bucket.example/part'))
+        return new Response(null, { status: 200, headers: { ETag: `"etag-${path.slice(-1)}"` } })
+      if (path?.endsWith('/complete'))
+        return json({ location: SUCCESS.url, key: 'pending/id2', id: 'id2', ...SUCCESS })
+      return json({ error: { code: 'UE_NOT_FOUND', message: 'unexpected' } }, 404)
+    })
+    const upload = service(fetch, { directMultipartThreshold: 5 * MiB, directPartSize: 5 * MiB })
+    const big = new File([new Uint8Array(11 * MiB)], 'clip.mp4', { type: 'video/mp4' })
+    const ended = await callEditor(upload, 'video', big, 'video')
+    assert.deepEqual(endings(ended), [['success', SUCCESS]])
+    assert.deepEqual(
+      calls.map((c) => `${c.method} ${c.url.replace('https://api.example', '')}`),
+      [
+        'GET /ueditor?action=config',
+        'POST /s3/s3/multipart',
+        'GET /s3/s3/multipart/up-1/1?key=pending%2Fid2',
+        'PUT https://bucket.example/part1',
+        'GET /s3/s3/multipart/up-1/2?key=pending%2Fid2',
+        'PUT https://bucket.example/part2',
+        'GET /s3/s3/multipart/up-1/3?key=pending%2Fid2',
+        'PUT https://bucket.example/part3',
+        'POST /s3/s3/multipart/up-1/complete?key=pending%2Fid2',
+      ],
+    )
+    assert.deepEqual(calls[1]?.body, {
+      filename: 'clip.mp4',
+      type: 'video/mp4',
+      metadata: { name: 'clip.mp4', type: 'video/mp4', category: 'video', size: String(11 * MiB) },
+    })
+    assert.deepEqual(calls.at(-1)?.body, {
+      parts: [1, 2, 3].map((n) => ({ PartNumber: n, ETag: `"etag-${n}"` })),
+    })
+    assert.equal((calls[3]?.raw as Blob | undefined)?.size, 5 * MiB)
+    assert.equal((calls[7]?.raw as Blob | undefined)?.size, MiB)
+  })
+
+  test('a refusal of the signing route is one error with its message, and nothing is sent to the bucket', async () => {
+    const config = { ...CONFIG, uploadDirectUrl: '/s3' }
+    const { fetch, calls } = fakeFetch((call: Call) =>
+      call.url.includes('action=config')
+        ? json(config)
+        : json(
+            { error: { code: 'UE_QUOTA_EXCEEDED', message: 'Your storage quota is used up' } },
+            413,
+          ),
+    )
+    const ended = await callEditor(service(fetch), 'image', png(), 'paste')
+    assert.deepEqual(endings(ended), [['error', 'Your storage quota is used up']])
+    assert.equal(calls.length, 2)
+  })
 })
