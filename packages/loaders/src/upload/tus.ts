@@ -70,8 +70,11 @@ export async function tusUpload(
         signal.removeEventListener('abort', onAbort)
         const id = idOf(upload.url)
         if (!id) return reject(new Error('the server gave the upload no address'))
+        // The request that carried the last byte answers the result (a creation that carried
+        // the whole file keeps its 201); a 204, or a HEAD of a finished upload, does not.
+        const status = lastResponse.getStatus()
         const body =
-          lastResponse.getStatus() === 200 ? jsonObject(lastResponse.getBody() ?? '') : undefined
+          status === 200 || status === 201 ? jsonObject(lastResponse.getBody() ?? '') : undefined
         resolve({ id, answer: body && typeof body.state === 'string' ? body : undefined })
       },
       onError: (e) => {
