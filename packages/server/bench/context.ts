@@ -16,6 +16,8 @@ export interface Profile {
   materials: number
   medium: { bytes: number; connections: number; amount: number }
   large: { bytes: number; connections: number; amount: number }
+  /** One upload through tus, against the bare stream-to-disk of the same body. */
+  resumable: { bytes: number }
 }
 
 const MB = 1024 * 1024
@@ -28,6 +30,7 @@ export const FULL: Profile = {
   materials: 100_000,
   medium: { bytes: 5 * MB, connections: 10, amount: 200 },
   large: { bytes: 100 * MB, connections: 20, amount: 40 },
+  resumable: { bytes: 1024 * MB },
 }
 
 export const SMOKE: Profile = {
@@ -38,6 +41,7 @@ export const SMOKE: Profile = {
   materials: 500,
   medium: { bytes: 1 * MB, connections: 4, amount: 8 },
   large: { bytes: 8 * MB, connections: 4, amount: 4 },
+  resumable: { bytes: 16 * MB },
 }
 
 /**

@@ -23,6 +23,7 @@ import { configScenario } from './scenarios/config.js'
 import { formulaFloodScenario } from './scenarios/formula-flood.js'
 import { listingScenarios, postgresListingScenarios } from './scenarios/listings.js'
 import { materialsScenarios, postgresMaterialsScenarios } from './scenarios/materials.js'
+import { resumableUploadScenarios } from './scenarios/resumable.js'
 import { largeUploadScenarios, smallUploadScenarios } from './scenarios/uploads.js'
 
 const RESULTS = fileURLToPath(new URL('../../bench/results.json', import.meta.url))
@@ -31,6 +32,7 @@ const SCENARIOS: [string, (p: Profile) => Promise<Row[]>][] = [
   ['config GET', configScenario],
   ['100 KB PNG uploads', smallUploadScenarios],
   ['large uploads', largeUploadScenarios],
+  ['resumable upload', resumableUploadScenarios],
   ['listImage', listingScenarios],
   ['materials search', materialsScenarios],
   ['listImage on PostgreSQL', postgresListingScenarios],

@@ -21,6 +21,7 @@ export type RouteName =
   | 'formula'
   | 'metrics'
   | 'health'
+  | 'tus'
   | 'other'
 
 /**
@@ -46,6 +47,15 @@ export interface Route {
   readonly checksMethods?: boolean
   /** Browsers on `http.corsOrigins` may call it; preflights are answered with `methods`. */
   readonly cors?: boolean
+  /**
+   * More CORS for a protocol of its own (tus): request headers a browser may send, response
+   * headers it may read, and whether an `OPTIONS` that is not a preflight reaches the handler.
+   */
+  readonly corsProtocol?: {
+    readonly allowHeaders: readonly string[]
+    readonly exposeHeaders: readonly string[]
+    readonly discovery: boolean
+  }
   /**
    * While the server stops accepting, a request is refused with `UE_SHUTTING_DOWN` before the
    * handler, unless the handler does it in its own shape (`handler`: the editor, the probes).
@@ -73,9 +83,16 @@ export function serveRoute(route: Route, c: RouteContext): FetchHandler {
   let handler = route.handler
   if (!route.checksMethods) handler = onlyMethods(handler, route.methods)
   if (route.cors)
-    handler = withCors(handler, c.corsOrigins, [...route.methods, 'OPTIONS'].join(', '), [
-      ...c.corsHeaders,
-    ])
+    handler = withCors(
+      handler,
+      c.corsOrigins,
+      [...new Set([...route.methods, 'OPTIONS'])].join(', '),
+      [...c.corsHeaders, ...(route.corsProtocol?.allowHeaders ?? [])],
+      {
+        expose: route.corsProtocol?.exposeHeaders ?? [],
+        discovery: route.corsProtocol?.discovery ?? false,
+      },
+    )
   if (route.whileStopping !== 'handler') handler = refusedWhileStopping(handler, c.stopping)
   const guarded = catchErrors(handler, { area: route.name, log: c.log })
   return observe(guarded, {

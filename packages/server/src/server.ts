@@ -13,7 +13,7 @@ import { UPLOAD_CATEGORIES } from './db/upload-ledger.js'
 import { buildActionTable } from './editor/action-table.js'
 import type { EditorDeps } from './editor/deps.js'
 import { createEditorHandler } from './editor/dispatch.js'
-import { createUploadGate } from './editor/limits.js'
+import { serverUploadGate } from './editor/limits.js'
 import type { FormulaHandler } from './formula/handler.js'
 import { createAssetServer, loaderAssets } from './http/assets.js'
 import { createMetricsEndpoint } from './http/metrics-endpoint.js'
@@ -46,6 +46,9 @@ import { createDirectHandler } from './uploads/direct/handler.js'
 import { createDirectLedger, directUnfinished } from './uploads/direct/ledger.js'
 import { type UploadDeps, uploadRuleFor } from './uploads/finish.js'
 import { uploadResultAction } from './uploads/result-action.js'
+import { startUploadSweep } from './uploads/sweep.js'
+import { createTusRoute, TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/route.js'
+import { tusPlace } from './uploads/tus/stores.js'
 import { createUnfinishedUploads, type UnfinishedUploads } from './uploads/unfinished.js'
 
 export interface UeditorOptions {
@@ -158,7 +161,10 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       stopAccepting() {
         stopping = true
       },
-      close: opened.close,
+      async close() {
+        await s.stopSweep()
+        await opened.close()
+      },
     }
   } catch (e) {
     await opened.close().catch(() => {})
@@ -177,6 +183,10 @@ interface Services {
   unfinished: UnfinishedUploads
   /** The signing routes of direct uploads, when they are served (S3 storage). */
   direct: FetchHandler | undefined
+  /** Resumable uploads, when `tus.enabled`. */
+  tus: FetchHandler | undefined
+  /** Stops the expiry sweep of unfinished uploads (waits for a pass that is running). */
+  stopSweep(): Promise<void>
 }
 
 function services(
@@ -209,11 +219,28 @@ function services(
     log,
     metrics,
     auth: createAuthenticator(auth),
+    // One gate: multipart, resumable and direct uploads count against the same limits.
+    gate: serverUploadGate(config, metrics),
     ai: aiRelay(config, log, store.aiUsage),
     uploadResult: uploadResultAction(unfinished),
     closing: o.stopping,
   }
   const editor = createEditorHandler(editorDeps)
+  let tus: FetchHandler | undefined
+  if (config.tus.enabled) {
+    const place = tusPlace(config, storage, log)
+    unfinished.register('tus', place)
+    tus = createTusRoute({
+      deps: { ...editorDeps, unfinished },
+      place,
+      gate: editorDeps.gate as NonNullable<EditorDeps['gate']>,
+      path: config.routes.tus,
+    }).handler
+  }
+  const sweep = startUploadSweep(
+    { uploads: store.uploads, unfinished, log },
+    config.uploads.sweepIntervalMs,
+  )
   const direct = opened.bucket
     ? directUploads(config, opened.bucket, { ...editorDeps, unfinished })
     : undefined
@@ -227,7 +254,17 @@ function services(
     return ready(request)
   }
   const metricsEndpoint = createMetricsEndpoint(metrics, config.metrics.token)
-  return { auth, editor, materials, health, metrics: metricsEndpoint, unfinished, direct }
+  return {
+    auth,
+    editor,
+    materials,
+    health,
+    metrics: metricsEndpoint,
+    unfinished,
+    tus,
+    direct,
+    stopSweep: sweep.stop,
+  }
 }
 
 /** The signing routes of uploads straight to the bucket, and what they leave until they end. */
@@ -239,10 +276,9 @@ function directUploads(config: ServerConfig, bucket: DirectBucket, deps: UploadD
       config,
       bucket,
       auth: deps.auth,
-      ledger: createDirectLedger(deps, { pendingPrefix }),
+      ledger: createDirectLedger(deps, { pendingPrefix, expiresMs: config.uploads.expiryMs }),
       rules: new Map(UPLOAD_CATEGORIES.map((c) => [c, uploadRuleFor(deps.table, c)])),
-      // Its own count of the per-minute rate: the editor's gate lives inside its handler.
-      gate: createUploadGate({ ...config.limits, storageRoot: config.uploads.tempDir }),
+      gate: deps.gate as NonNullable<EditorDeps['gate']>,
     },
     config.routes.s3,
   )
@@ -307,6 +343,18 @@ function routeList(config: ServerConfig, opened: Opened, s: Services): Route[] {
       match: { exact: config.metrics.enabled ? [config.metrics.path] : [] },
       handler: s.metrics,
       ...READ,
+    },
+    {
+      name: 'tus',
+      match: s.tus ? { exact: [at.tus], prefix: `${at.tus}/` } : { exact: [] },
+      handler: s.tus ?? notFound,
+      methods: ['POST', 'HEAD', 'PATCH', 'DELETE', 'OPTIONS'],
+      cors: true,
+      corsProtocol: {
+        allowHeaders: TUS_REQUEST_HEADERS,
+        exposeHeaders: TUS_EXPOSED_HEADERS,
+        discovery: true,
+      },
     },
     {
       name: 'health',

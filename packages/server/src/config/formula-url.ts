@@ -33,7 +33,7 @@ function isOwnTemplate(template: string, path: string): boolean {
 }
 
 /** The origin (and reverse-proxy prefix) of this server when `publicUrl` is absolute, else "". */
-export function serverBase(cfg: ParsedServerConfig): string {
+export function serverBase(cfg: Pick<ParsedServerConfig, 'publicUrl' | 'routes'>): string {
   const pub = cfg.publicUrl
   if (!pub || !/^(https?:)?\/\//i.test(pub)) return ''
   let url: URL

@@ -1,13 +1,15 @@
 import { SERVER_ONLY_EDITOR_KEYS } from './editor-defaults.js'
 import { browserLocalDomains } from './local-domains.js'
 import type { ParsedServerConfig } from './schema.js'
+import { uploadUrls } from './upload-urls.js'
 
 /**
  * The `action=config` body: every editor key except the backend-only ones. Never secrets.
- * `catcherLocalDomain` is the browser's version of the list (see `browserLocalDomains`).
+ * `catcherLocalDomain` is the browser's version of the list (see `browserLocalDomains`), and
+ * the URLs of the other ways to upload follow the editor's keys (`uploadUrls`).
  */
 export function publicEditorConfig(
-  config: Pick<ParsedServerConfig, 'editor' | 'catcher' | 'http'>,
+  config: Pick<ParsedServerConfig, 'editor' | 'catcher' | 'http' | 'tus' | 'routes' | 'publicUrl'>,
 ): Record<string, unknown> {
   const hidden = new Set<string>(SERVER_ONLY_EDITOR_KEYS)
   const out: Record<string, unknown> = {}
@@ -17,5 +19,6 @@ export function publicEditorConfig(
     config.catcher.allowHosts,
     config.http.port,
   )
+  Object.assign(out, uploadUrls(config))
   return out
 }

@@ -320,9 +320,11 @@ export const ServerConfigSchema = z.strictObject({
       materials: absolutePath.default('/materials'),
       /** Where `@uppy/aws-s3`'s signing calls arrive (`<s3>/s3/params`, …); S3 storage only. */
       s3: absolutePath.default('/s3'),
+      /** Resumable uploads (tus 1.0): `POST` here, then `HEAD`/`PATCH`/`DELETE` `<tus>/<id>`. */
+      tus: absolutePath.default('/tus'),
     })
-    .refine((r) => new Set([r.editor, r.files, r.materials, r.s3]).size === 4, {
-      message: 'editor, files, materials and s3 need distinct paths',
+    .refine((r) => new Set([r.editor, r.files, r.materials, r.s3, r.tus]).size === 5, {
+      message: 'editor, files, materials, s3 and tus need distinct paths',
     })
     .prefault({}),
   /** Base URL put in front of storage keys in results, e.g. a CDN. Default: routes.files + '/'. */
@@ -440,6 +442,16 @@ export const ServerConfigSchema = z.strictObject({
       tempDir: z.string().min(1).optional(),
       /** Extra form fields allowed next to the file (WebUploader sends five). */
       maxFields: z.number().int().min(0).default(20),
+      /** A resumable or direct upload not finished this long after its creation is removed. */
+      expiryMs: z.number().int().positive().default(86_400_000),
+      /** How often the expired unfinished uploads are looked for and removed. */
+      sweepIntervalMs: z.number().int().positive().default(300_000),
+    })
+    .prefault({}),
+  /** Resumable uploads through the tus 1.0 protocol at `routes.tus` (docs/uploads.md). */
+  tus: z
+    .strictObject({
+      enabled: z.boolean().default(true),
     })
     .prefault({}),
   /** Remote image capture (`catch`): only public addresses unless a host is listed here. */

@@ -70,6 +70,8 @@ export interface UploadLedger {
    * (the row being settled, whose stored size is counted in its place).
    */
   reserved(owner: string, except?: string): Promise<number>
+  /** How many uploads of one way `client` has still receiving bytes: its open uploads. */
+  receivingOf(client: string, via: UploadVia): Promise<number>
 }
 
 /** How long a row may stay 'processing' past its expiry before the sweep takes it. */
@@ -164,6 +166,17 @@ export function createUploadLedger(db: Kysely<DbSchema>): UploadLedger {
           .select(sql<number | string | bigint | null>`sum(size)`.as('bytes'))
           .executeTakeFirstOrThrow()
         return Number(bytes ?? 0)
+      }),
+    receivingOf: (client, via) =>
+      guarded(async () => {
+        const { n } = await db
+          .selectFrom('uploads')
+          .where('client', '=', client)
+          .where('via', '=', via)
+          .where('state', '=', 'receiving')
+          .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+          .executeTakeFirstOrThrow()
+        return Number(n)
       }),
   }
 }

@@ -10,6 +10,7 @@ import type { Metrics } from '../shared/metrics.js'
 import type { Logger } from '../shared/types.js'
 import type { StorageDriver } from '../storage/driver.js'
 import type { ActionTable } from './action-table.js'
+import type { UploadGate } from './limits.js'
 
 /** What every action handler may use; built once by the composition root. */
 export interface EditorDeps {
@@ -28,6 +29,8 @@ export interface EditorDeps {
   metrics?: Metrics
   /** Who a request acts for (docs/auth.md). */
   auth: Authenticator
+  /** The per-client upload limits every way of uploading shares; the editor makes its own when absent. */
+  gate?: UploadGate
   /** The AI relay, when `ai` is configured (docs/ai.md). */
   ai?: AiRelay | undefined
   /** `?action=uploadresult` (the uploads room answers it); unknown action when absent. */

@@ -18,7 +18,7 @@ import { handleDelete } from './actions/delete.js'
 import { handleList } from './actions/list.js'
 import { handleUpload } from './actions/upload.js'
 import type { ActionContext, Actor, EditorDeps } from './deps.js'
-import { createUploadGate } from './limits.js'
+import { serverUploadGate } from './limits.js'
 import { recordAnswer } from './outcomes.js'
 import { refusalDetails } from './refusal-log.js'
 
@@ -61,14 +61,8 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
   const { config } = deps
   const jsonpKinds = new Set<string>(config.http.jsonpActions)
   const corsOrigins = new Set(config.http.corsOrigins)
-  // With remote storage the only local volume an upload fills is the temp spool.
-  const storageRoot =
-    config.storage.driver === 'local' ? config.storage.root : config.uploads.tempDir
   const metrics = deps.metrics ?? noMetrics
-  const gate = createUploadGate(
-    { ...config.limits, storageRoot },
-    { events: { queued: metrics.uploadQueued, limited: metrics.uploadLimited } },
-  )
+  const gate = deps.gate ?? serverUploadGate(config, metrics)
 
   return async (request) => {
     const started = performance.now()

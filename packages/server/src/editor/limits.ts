@@ -1,7 +1,8 @@
 import { clientKey } from '../auth/client-key.js'
+import type { ServerConfig } from '../config/load.js'
 import { UeError } from '../shared/errors.js'
 import { sharedFreeBytes } from '../shared/free-space.js'
-import type { QueueOutcome, UploadLimit } from '../shared/metrics.js'
+import type { Metrics, QueueOutcome, UploadLimit } from '../shared/metrics.js'
 
 export { clientKey }
 
@@ -173,4 +174,18 @@ export function createUploadGate(
       return release
     },
   }
+}
+
+/**
+ * The server's one gate: every way of uploading (multipart, resumable, direct) counts against
+ * the same per-client rate and in-flight limits.
+ */
+export function serverUploadGate(config: ServerConfig, metrics: Metrics): UploadGate {
+  // With remote storage the only local volume an upload fills is the temp spool.
+  const storageRoot =
+    config.storage.driver === 'local' ? config.storage.root : config.uploads.tempDir
+  return createUploadGate(
+    { ...config.limits, storageRoot },
+    { events: { queued: metrics.uploadQueued, limited: metrics.uploadLimited } },
+  )
 }

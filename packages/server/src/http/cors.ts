@@ -14,13 +14,21 @@ export function withCors(
   methods = 'GET, POST, OPTIONS',
   /** More request headers to allow, e.g. the configured auth header (`X-Token`). */
   extraHeaders: readonly string[] = [],
+  o: {
+    /** Response headers the page may read (a protocol's own, such as tus's `Upload-Offset`). */
+    expose?: readonly string[]
+    /** An `OPTIONS` without `Access-Control-Request-Method` goes to the handler (tus discovery). */
+    discovery?: boolean
+  } = {},
 ): FetchHandler {
   const allowed = new Set(origins)
   const allowedHeaders = [ALLOWED_HEADERS, ...extraHeaders].join(', ')
+  const expose = (o.expose ?? []).join(', ')
   return async (request) => {
     const origin = request.headers.get('origin')
     const ok = origin !== null && allowed.has(origin)
-    if (request.method === 'OPTIONS') {
+    const preflight = request.headers.get('access-control-request-method') !== null
+    if (request.method === 'OPTIONS' && (preflight || !o.discovery)) {
       const headers = new Headers({ Vary: 'Origin', 'Content-Length': '0' })
       if (ok) {
         headers.set('Access-Control-Allow-Origin', origin)
@@ -31,12 +39,14 @@ export function withCors(
       return new Response(null, { status: 204, headers })
     }
     return withHeaders(await handler(request), (headers) =>
-      addCorsHeaders(headers, ok ? origin : null),
+      addCorsHeaders(headers, ok ? origin : null, expose),
     )
   }
 }
 
-function addCorsHeaders(headers: Headers, allowedOrigin: string | null): void {
+function addCorsHeaders(headers: Headers, allowedOrigin: string | null, expose: string): void {
   headers.append('Vary', 'Origin')
-  if (allowedOrigin !== null) headers.set('Access-Control-Allow-Origin', allowedOrigin)
+  if (allowedOrigin === null) return
+  headers.set('Access-Control-Allow-Origin', allowedOrigin)
+  if (expose !== '') headers.set('Access-Control-Expose-Headers', expose)
 }

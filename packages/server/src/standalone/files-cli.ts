@@ -3,6 +3,7 @@ import { buildActionTable } from '../editor/action-table.js'
 import { keyRecogniser } from '../ingest/keys.js'
 import { isUeError } from '../shared/errors.js'
 import { storageDriver } from '../start-up.js'
+import { unfinishedUploadId } from '../uploads/unfinished-keys.js'
 import { type Action, type Mismatch, reconcile } from './reconcile.js'
 import { withStore } from './with-store.js'
 
@@ -66,17 +67,25 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
         fix,
         graceMs,
         ours: keyRecogniser(uploadPathFormats(config)),
+        unfinished: { idOfKey: unfinishedUploadId, uploads: store.uploads },
         onMismatch: (m, action) => {
           if (!quiet || m.kind !== 'foreign object') say(`${describe(m, action)}\n`)
         },
       })
-      const found = summary.objectsWithoutRow + summary.rowsWithoutObject
+      const found =
+        summary.objectsWithoutRow + summary.rowsWithoutObject + summary.unfinishedWithoutRow
       const left = found - summary.fixed
       say(
         `\nChecked ${count(summary.objects, 'object')} in ${storage.kind} storage and ` +
           `${count(summary.rows, 'index row')}: ${count(summary.objectsWithoutRow, 'object')} ` +
           `without a row, ${count(summary.rowsWithoutObject, 'row')} without an object` +
           (summary.foreign > 0 ? `, ${count(summary.foreign, 'foreign object')} left alone` : '') +
+          (summary.unfinished > 0
+            ? `, ${count(summary.unfinished, 'object')} of uploads still in progress`
+            : '') +
+          (summary.unfinishedWithoutRow > 0
+            ? `, ${count(summary.unfinishedWithoutRow, 'object')} of abandoned uploads`
+            : '') +
           (fix ? `; ${summary.fixed} fixed.\n` : '.\n') +
           (left > 0 && !fix ? 'Run with --fix to remove them.\n' : ''),
       )

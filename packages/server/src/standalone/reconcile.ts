@@ -1,4 +1,5 @@
 import type { FileIndex, IndexedKey } from '../db/types.js'
+import type { UploadLedger } from '../db/upload-ledger.js'
 import { UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
 import { compareKeys, type ListedObject, type StorageDriver } from '../storage/driver.js'
@@ -11,6 +12,8 @@ export type Mismatch =
   | { kind: 'row without object'; key: string; size: number; at: number }
   /** An object whose name this server never gives: left alone, it belongs to someone else. */
   | { kind: 'foreign object'; key: string; size: number; at: number }
+  /** An object a resumable or direct upload kept, whose upload no longer exists. */
+  | { kind: 'unfinished upload without row'; key: string; size: number; at: number }
 
 /** What was done about one mismatch. */
 export type Action =
@@ -29,6 +32,11 @@ export interface ReconcileOptions {
    * formats), else null: only such objects are ever deleted.
    */
   ours(key: string): StorageKey | null
+  /**
+   * Objects that unfinished resumable and direct uploads keep: the ledger id of such a key, else
+   * null, and the ledger that says whether that upload still lives.
+   */
+  unfinished?: { idOfKey(key: string): string | null; uploads: UploadLedger }
   /** With `fix`, only objects and rows at least this old are removed. */
   graceMs: number
   onMismatch(m: Mismatch, action: Action): void
@@ -41,6 +49,10 @@ export interface ReconcileSummary {
   objectsWithoutRow: number
   rowsWithoutObject: number
   foreign: number
+  /** Objects of unfinished uploads that still live: not mismatches. */
+  unfinished: number
+  /** Objects of unfinished uploads that are gone from the ledger. */
+  unfinishedWithoutRow: number
   fixed: number
 }
 
@@ -59,6 +71,8 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileSummary> 
     objectsWithoutRow: 0,
     rowsWithoutObject: 0,
     foreign: 0,
+    unfinished: 0,
+    unfinishedWithoutRow: 0,
     fixed: 0,
   }
   const objects = inOrder(o.storage.list())
@@ -86,7 +100,19 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileSummary> 
       const { key, size, modifiedAt } = object.value
       summary.objects++
       const valid = o.ours(key)
-      if (valid === null) {
+      const upload = o.unfinished?.idOfKey(key) ?? null
+      if (upload !== null && o.unfinished) {
+        if ((await o.unfinished.uploads.get(upload)) !== null) summary.unfinished++
+        else {
+          summary.unfinishedWithoutRow++
+          const m = { kind: 'unfinished upload without row', key, size, at: modifiedAt } as const
+          await settle(m, async () => {
+            if ((await o.unfinished?.uploads.get(upload)) !== null) return false
+            await o.storage.delete(key as StorageKey)
+            return true
+          })
+        }
+      } else if (valid === null) {
         summary.foreign++
         await settle({ kind: 'foreign object', key, size, at: modifiedAt }, async () => false)
       } else {

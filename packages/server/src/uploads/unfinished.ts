@@ -18,6 +18,11 @@ export interface UnfinishedBytes {
    * unfinished objects (key as `storage.list()` yields it), else null.
    */
   idOfKey?(key: string): string | null
+  /**
+   * Removes what the way keeps for uploads whose ledger row is gone (a crash between the two),
+   * by its own expiry; answers how many. Run by the expiry sweep.
+   */
+  sweepOrphans?(): Promise<number>
 }
 
 /** Each way registers its own at start; the ending, the sweep and reconcile ask it. */
@@ -26,6 +31,8 @@ export interface UnfinishedUploads {
   of(via: UploadVia): UnfinishedBytes | undefined
   /** The ledger id an object of any way belongs to, else null. */
   idOfKey(key: string): string | null
+  /** Every registered way. */
+  all(): readonly UnfinishedBytes[]
 }
 
 export function createUnfinishedUploads(): UnfinishedUploads {
@@ -36,6 +43,7 @@ export function createUnfinishedUploads(): UnfinishedUploads {
       ways.set(via, bytes)
     },
     of: (via) => ways.get(via),
+    all: () => [...ways.values()],
     idOfKey(key) {
       for (const way of ways.values()) {
         const id = way.idOfKey?.(key)

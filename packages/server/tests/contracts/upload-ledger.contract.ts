@@ -123,6 +123,19 @@ export function uploadLedgerContract(
       assert.equal(await b.reserved('carol'), 0)
     })
 
+    test('a client’s open uploads of one way are its rows still receiving, on every node', async (t) => {
+      const [ledger, other] = await nodes(t)
+      const mine = upload({ via: 'direct', client: '127.0.0.9' })
+      await ledger.create(mine)
+      await ledger.create(upload({ via: 'direct', client: '127.0.0.9' }))
+      await ledger.create(upload({ via: 'tus', client: '127.0.0.9' }))
+      await ledger.create(upload({ via: 'direct', client: '127.0.0.10' }))
+      assert.equal(await other.receivingOf('127.0.0.9', 'direct'), 2)
+      assert.equal(await ledger.claim(mine.id), true)
+      assert.equal(await other.receivingOf('127.0.0.9', 'direct'), 1)
+      assert.equal(await other.receivingOf('127.0.0.11', 'direct'), 0)
+    })
+
     test('expired rows are the unfinished and settled ones past their expiry, processing ones only an hour later', async (t) => {
       const [ledger] = await nodes(t)
       const at = T0 + 10_000

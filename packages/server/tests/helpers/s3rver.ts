@@ -35,6 +35,7 @@ interface ListResult {
 }
 interface S3rverStore {
   existsObject(bucket: string, key: string): Promise<boolean>
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string
   listObjects(bucket: string, options: ListOptions): Promise<ListResult>
 }
 interface S3rverApp {
@@ -234,6 +235,7 @@ function awsPutSemantics(app: S3rverApp): Middleware {
   }
 }
 
+/** ListParts (`GET ?uploadId=`) and AbortMultipartUpload (`DELETE ?uploadId=`), as AWS answers them. */
 function s3Error(ctx: KoaContext, status: number, code: string, message: string): void {
   ctx.status = status
   ctx.type = 'application/xml'

@@ -20,7 +20,7 @@ import {
   type UeditorServer,
 } from '../../src/index.js'
 import type { HostContext } from '../../src/shared/request-info.js'
-import { blob, png } from '../helpers/fixtures.js'
+import { blob, PDF, png } from '../helpers/fixtures.js'
 
 async function embedded(
   t: TestContext,
@@ -254,13 +254,35 @@ async function hostWithOneMount(t: TestContext, kind: Host, ue: UeditorServer) {
 for (const kind of ['express', 'koa', 'fastify', 'node'] as const) {
   test(`the one-line ${kind} mount serves the configured routes and leaves every other path to the app`, async (t) => {
     const { ue } = await embedded(t, {
-      routes: { editor: '/cms/ue', files: '/cms/media', materials: '/cms/materials' },
+      routes: {
+        editor: '/cms/ue',
+        files: '/cms/media',
+        materials: '/cms/materials',
+        tus: '/cms/tus',
+      },
       formula: { path: '/cms/tex' },
     })
     const base = await hostWithOneMount(t, kind, ue)
     const config = await (await fetch(`${base}/cms/ue?action=config`)).json()
     assert.equal(config.imageActionName, 'image')
     assert.equal(config.formulaConfig.imageUrlTemplate, '/cms/tex.svg?{}')
+    assert.equal(config.uploadTusUrl, '/cms/tus')
+    const resumable = await fetch(`${base}/cms/tus`, {
+      method: 'POST',
+      headers: {
+        'Tus-Resumable': '1.0.0',
+        'Upload-Length': String(PDF.length),
+        'Upload-Metadata': `filename ${Buffer.from('a.pdf').toString('base64')}`,
+        'Content-Type': 'application/offset+octet-stream',
+      },
+      body: new Uint8Array(PDF),
+    })
+    assert.equal(resumable.status, 201)
+    assert.match(resumable.headers.get('location') ?? '', /^\/cms\/tus\/[\w-]{22}$/)
+    assert.equal((await resumable.json()).state, 'SUCCESS')
+    const upload = `${base}${resumable.headers.get('location')}`
+    const head = await fetch(upload, { method: 'HEAD', headers: { 'Tus-Resumable': '1.0.0' } })
+    assert.equal(head.headers.get('upload-offset'), String(PDF.length))
     assert.equal(
       (await (await fetch(`${base}/cms/ue/?action=config`)).json()).imageActionName,
       'image',
@@ -284,6 +306,7 @@ for (const kind of ['express', 'koa', 'fastify', 'node'] as const) {
     for (const path of [
       '/ueditor?action=config',
       '/uploads/x.png',
+      '/tus',
       '/formula.svg?x',
       '/cms/media/../page',
       '/cms/media/%2e%2e/page',

@@ -243,6 +243,14 @@ async function checkEveryNamedUrl(base: string, serverUrl: string, imageOrigin: 
   assert.match(svg.type, /^image\/svg\+xml/, formula.href)
   assert.match(svg.body.toString('utf8'), /<svg/)
 
+  // The other ways to upload the answer names: each must be served through the mount too.
+  const uploadUrls: Record<string, (url: string) => Promise<void>> = {
+    uploadTusUrl: (url) => tusRoundTrip(url, client()),
+  }
+  const named = Object.keys(config).filter((k) => /^upload\w*Url$/.test(k))
+  assert.deepEqual(named.sort(), Object.keys(uploadUrls).sort(), 'every upload URL has a check')
+  for (const key of named) await uploadUrls[key]?.(new URL(String(config[key]), `${base}/`).href)
+
   const ai = new URL(config.ai.driverConfig.url, `${base}/`).href
   const stream = await send(ai, {
     method: 'POST',
@@ -265,6 +273,36 @@ async function checkEveryNamedUrl(base: string, serverUrl: string, imageOrigin: 
     assert.equal(res.status, 200, path)
     assert.match(res.type, type, path)
   }
+}
+
+/** A tus creation, a PATCH of the whole file and a HEAD, all through the mount at `url`. */
+async function tusRoundTrip(url: string, from: string): Promise<void> {
+  const meta = (v: string) => Buffer.from(v).toString('base64')
+  const created = await send(url, {
+    method: 'POST',
+    from,
+    headers: {
+      'Tus-Resumable': '1.0.0',
+      'Upload-Length': PDF.length,
+      'Upload-Metadata': `filename ${meta('notes.pdf')},category ${meta('file')}`,
+    },
+  })
+  assert.equal(created.status, 201, `${url}: ${created.body}`)
+  const at = new URL(String(created.headers.location), url).href
+  const done = await send(at, {
+    method: 'PATCH',
+    from,
+    headers: {
+      'Tus-Resumable': '1.0.0',
+      'Upload-Offset': 0,
+      'Content-Type': 'application/offset+octet-stream',
+    },
+    body: PDF,
+  })
+  assert.equal(done.status, 200, `${at}: ${done.body}`)
+  assert.equal(JSON.parse(done.body.toString('utf8')).state, 'SUCCESS', String(done.body))
+  const head = await send(at, { method: 'HEAD', from, headers: { 'Tus-Resumable': '1.0.0' } })
+  assert.equal(head.headers['upload-offset'], String(PDF.length), at)
 }
 
 const image = (): Part[] => [
@@ -377,7 +415,7 @@ for (const name of FRAMEWORKS) {
       assert.ok(body.items.every((m: { name: string }) => m.name.includes('标题')))
     })
 
-    test('serves every URL the config answer names: each action, each stored-file prefix, formula images, the AI dialog and the loaders', async () => {
+    test('serves every URL the config answer names: each action, each stored-file prefix, resumable uploads, formula images, the AI dialog and the loaders', async () => {
       await checkEveryNamedUrl(ex.url, `${ex.url}/ueditor`, origin)
     })
 

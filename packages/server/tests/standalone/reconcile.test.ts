@@ -181,3 +181,46 @@ test('files reconcile --fix on an S3 bucket shared with another application dele
     ]),
   )
 })
+
+test('files reconcile leaves the objects of an upload in progress alone and removes those of an upload that is gone', async (t) => {
+  const s3 = await startS3rver()
+  t.after(() => s3.close())
+  const bucket = await s3.createBucket()
+  const dataDir = await tempDir(t, 'ue-reconcile-tus-')
+  const env = { UEDITOR_DATA_DIR: dataDir, UEDITOR_LOG_LEVEL: 'warn', ...s3.storageEnv(bucket) }
+  const server = await startServer({ env: { ...env, PORT: '0', HOST: '127.0.0.1' } })
+  t.after(() => server.close())
+  const created = await fetch(`${server.url}/tus`, {
+    method: 'POST',
+    headers: {
+      'Tus-Resumable': '1.0.0',
+      'Upload-Length': String(PDF.length * 2),
+      'Upload-Metadata': `filename ${Buffer.from('a.pdf').toString('base64')}`,
+    },
+  })
+  assert.equal(created.status, 201)
+  const live = (created.headers.get('location') ?? '').split('/').pop() as string
+  const keys = async () =>
+    ((await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map(
+      (o) => o.Key as string,
+    )
+  assert.ok((await keys()).includes(`.tus/${live}.info`), (await keys()).join())
+  const gone = `.tus/${'g'.repeat(22)}.info`
+  await s3.client.send(new PutObjectCommand({ Bucket: bucket, Key: gone, Body: 'x' }))
+
+  const report = await runCli(['files', 'reconcile'], env)
+  assert.equal(report.code, 3, report.stdout + report.stderr)
+  assert.match(
+    report.stdout,
+    new RegExp(`^unfinished upload without row: ${literal(gone)} \\(`, 'm'),
+  )
+  assert.doesNotMatch(report.stdout, new RegExp(literal(live)))
+  assert.match(
+    report.stdout,
+    /1 object of uploads still in progress, 1 object of abandoned uploads/,
+  )
+
+  const fixed = await runCli(['files', 'reconcile', '--fix', '--grace', '0'], env)
+  assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr)
+  assert.deepEqual(await keys(), [`.tus/${live}.info`])
+})

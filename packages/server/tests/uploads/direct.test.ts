@@ -6,9 +6,11 @@ import { after, before, describe, type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { build } from 'esbuild'
+import type { Page } from 'playwright-core'
 import { crossOriginProblem } from '../../src/config/cross-origin.js'
 import { loadConfig } from '../../src/config/load.js'
 import type { ServerConfigInput } from '../../src/config/schema.js'
+import type { UeditorOptions } from '../../src/server.js'
 import { ALICE, BOB, recordingLogger, TOKENS } from '../helpers/auth.js'
 import { launchChromium } from '../helpers/chromium.js'
 import { PDF, png } from '../helpers/fixtures.js'
@@ -34,20 +36,28 @@ interface Direct {
 }
 
 /** A server storing in a fresh bucket of the s3rver, with alice's, bob's and root's tokens. */
-async function startDirect(t: TestContext, config: ServerConfigInput = {}): Promise<Direct> {
+async function startDirect(
+  t: TestContext,
+  config: ServerConfigInput = {},
+  options: Pick<UeditorOptions, 'authorize'> = {},
+): Promise<Direct> {
   const bucket = await s3.createBucket()
-  const srv = await startTestServer(t, {
-    auth: { tokens: TOKENS, queryParam: 'token' },
-    images: { enabled: false },
-    ...config,
-    storage: {
-      driver: 's3',
-      bucket,
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      ...S3RVER_CREDENTIALS,
+  const srv = await startTestServer(
+    t,
+    {
+      auth: { tokens: TOKENS, queryParam: 'token' },
+      images: { enabled: false },
+      ...config,
+      storage: {
+        driver: 's3',
+        bucket,
+        endpoint: s3.endpoint,
+        forcePathStyle: true,
+        ...S3RVER_CREDENTIALS,
+      },
     },
-  })
+    options,
+  )
   const answer = (await (await fetch(srv.action('config', `&token=${ALICE}`))).json()) as {
     uploadDirectUrl?: string
   }
@@ -135,41 +145,15 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
 
     const page = await (await browser.newContext()).newPage()
     await page.goto(`${d.srv.url}/index.html`)
-    const outcome = await page.evaluate(
-      async ({ endpoint, token }) => {
-        const w = window as unknown as {
-          Uppy: new (o: object) => UppyLike
-          AwsS3: unknown
-        }
-        interface UppyLike {
-          use(plugin: unknown, o: object): UppyLike
-          on(event: string, fn: (...args: unknown[]) => void): void
-          addFile(f: object): string
-          upload(): Promise<{
-            successful?: { response?: { body?: unknown } }[]
-            failed?: { error?: string }[]
-          }>
-        }
-        const data = await (await fetch('/file.pdf')).blob()
-        const progress: number[] = []
-        const uppy = new w.Uppy({ meta: { category: 'file' } }).use(w.AwsS3, {
-          companionEndpoint: `${endpoint}/token=${encodeURIComponent(token)}`,
-          shouldUseMultipart: true,
-          getChunkSize: () => 5 * 1024 * 1024,
-        })
-        uppy.on('upload-progress', (_file, p) => {
-          progress.push((p as { bytesUploaded: number }).bytesUploaded)
-        })
-        uppy.addFile({ name: 'report.pdf', type: 'application/pdf', data })
-        const result = await uppy.upload()
-        return {
-          body: result.successful?.[0]?.response?.body as { location: string; key: string },
-          failed: result.failed?.map((f) => String(f.error)) ?? [],
-          progress: progress.length,
-        }
-      },
-      { endpoint: d.endpoint, token: ALICE },
-    )
+    const outcome = await uppyUpload(page, {
+      endpoint: d.endpoint,
+      token: ALICE,
+      file: '/file.pdf',
+      name: 'report.pdf',
+      type: 'application/pdf',
+      category: 'file',
+      multipart: true,
+    })
     assert.deepEqual(outcome.failed, [])
     assert.ok(outcome.progress > 0, 'Uppy reported progress')
     const { location, key } = outcome.body
@@ -192,6 +176,26 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       [],
       'the pending object is gone',
     )
+
+    // A simple upload through Uppy: one signed POST to the bucket, the result asked for after.
+    await writeFile(join(site, 'a.png'), png(8, 8))
+    const simple = await uppyUpload(page, {
+      endpoint: d.endpoint,
+      token: ALICE,
+      file: '/a.png',
+      name: 'a.png',
+      type: 'image/png',
+      category: 'image',
+      multipart: false,
+    })
+    assert.deepEqual(simple.failed, [])
+    const id = simple.body.key.split('/').pop()
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
+    ).json()) as { state: string; url: string }
+    assert.equal(result.state, 'SUCCESS', JSON.stringify(result))
+    const image = await fetch(`${d.srv.url}${result.url}`)
+    assert.ok(Buffer.from(await image.arrayBuffer()).equals(png(8, 8)))
   })
 
   test('a simple upload gets a POST policy for exactly its key, type and size range; the result comes from uploadresult', async (t) => {
@@ -313,6 +317,26 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       'the first one holds its reservation',
     )
 
+    // s3rver does not enforce a POST policy: a file longer than declared still lands, and the
+    // ending refuses it, as it would any store that let it through.
+    const small = await call(
+      d,
+      '/params?filename=s.pdf&type=application%2Fpdf&metadata%5Bcategory%5D=file&metadata%5Bsize%5D=20',
+    )
+    const { url, fields, id } = small.body as {
+      url: string
+      fields: Record<string, string>
+      id: string
+    }
+    const form = new FormData()
+    for (const [name, value] of Object.entries(fields)) form.append(name, value)
+    form.append('file', new Blob([new Uint8Array(PDF)], { type: 'application/pdf' }), 's.pdf')
+    assert.ok((await fetch(url, { method: 'POST', body: form })).status < 300)
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
+    ).json()) as { code: string }
+    assert.equal(result.code, 'UE_FILE_TOO_LARGE')
+
     assert.deepEqual(await objectsIn(d.bucket), [])
   })
 
@@ -347,6 +371,71 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
     assert.deepEqual((await call(d, `/multipart/${uploadId}${q}`)).body, [])
     assert.equal((await call(d, `/multipart/${uploadId}${q}`, { method: 'DELETE' })).status, 200)
     assert.equal((await call(d, `/multipart/${uploadId}/1${q}`)).status, 404, 'gone once aborted')
+  })
+
+  test('a user may have limits.concurrentUploads direct uploads open at once, and each counts against the per-minute rate', async (t) => {
+    const d = await startDirect(t, {
+      limits: { concurrentUploads: 2, uploadsPerMinute: 4, minFreeBytes: 0 },
+    })
+    const open = () =>
+      call(d, '/multipart', {
+        method: 'POST',
+        json: { filename: 'a.pdf', type: 'application/pdf', metadata: { category: 'file' } },
+      })
+    const first = await open()
+    assert.equal((await open()).status, 200)
+    const third = await open()
+    assert.equal(third.status, 429)
+    assert.equal(third.body.error?.code, 'UE_RATE_LIMITED')
+    const { uploadId, key } = first.body as { uploadId: string; key: string }
+    const q = `?key=${encodeURIComponent(key)}`
+    assert.equal((await call(d, `/multipart/${uploadId}${q}`, { method: 'DELETE' })).status, 200)
+    assert.equal((await open()).status, 200, 'an aborted upload frees its place')
+    assert.equal((await open()).body.error?.code, 'UE_RATE_LIMITED', 'five a minute is over four')
+    assert.equal(
+      (
+        await call(d, '/multipart', {
+          method: 'POST',
+          token: BOB,
+          json: {
+            filename: 'a.pdf',
+            type: 'application/pdf',
+            metadata: { category: 'file' },
+          },
+        })
+      ).status,
+      200,
+      'another user has his own',
+    )
+  })
+
+  test('with the host’s session cookie (the hook) a same-origin call is served and another site’s page is refused', async (t) => {
+    const hook = (request: Request) => {
+      const user = /(?:^|;\s*)session=(\w+)/.exec(request.headers.get('cookie') ?? '')?.[1]
+      return user ? { user } : null
+    }
+    const d = await startDirect(t, { auth: {} }, { authorize: hook })
+    const create = (headers: Record<string, string>) =>
+      fetch(`${d.endpoint}/s3/multipart`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({
+          filename: 'a.pdf',
+          type: 'application/pdf',
+          metadata: { category: 'file' },
+        }),
+      })
+    const same = await create({ cookie: 'session=alice', 'sec-fetch-site': 'same-origin' })
+    assert.equal(same.status, 200)
+    const { uploadId, key } = (await same.json()) as { uploadId: string; key: string }
+    const cross = await create({ cookie: 'session=alice', 'sec-fetch-site': 'cross-site' })
+    assert.equal(cross.status, 403)
+    assert.equal(((await cross.json()) as Reply['body']).error?.code, 'UE_CROSS_SITE')
+    const q = `?key=${encodeURIComponent(key)}`
+    const abort = (cookie: string) =>
+      fetch(`${d.endpoint}/s3/multipart/${uploadId}${q}`, { method: 'DELETE', headers: { cookie } })
+    assert.equal((await abort('session=bob')).status, 404)
+    assert.equal((await abort('session=alice')).status, 200)
   })
 
   test('the token in the path is read as the query token and never written to the log', async (t) => {
@@ -410,6 +499,56 @@ describe('with local storage', () => {
     assert.equal(res.status, 404)
   })
 })
+
+/**
+ * One file uploaded by Uppy in the page: fetched from the site, added with its category (and its
+ * size, as docs/uploads.md says) in the meta, and sent by `@uppy/aws-s3` with the query token in
+ * `companionEndpoint`'s path.
+ */
+async function uppyUpload(
+  page: Page,
+  o: {
+    endpoint: string
+    token: string
+    file: string
+    name: string
+    type: string
+    category: string
+    multipart: boolean
+  },
+) {
+  return page.evaluate(async (o) => {
+    interface UppyLike {
+      use(plugin: unknown, options: object): UppyLike
+      on(event: string, fn: (...args: unknown[]) => void): void
+      setFileMeta(id: string, meta: object): void
+      addFile(f: object): string
+      upload(): Promise<{
+        successful?: { response?: { body?: unknown } }[]
+        failed?: { error?: string }[]
+      }>
+    }
+    const w = window as unknown as { Uppy: new (o: object) => UppyLike; AwsS3: unknown }
+    const data = await (await fetch(o.file)).blob()
+    const progress: number[] = []
+    const uppy = new w.Uppy({ meta: { category: o.category } }).use(w.AwsS3, {
+      companionEndpoint: `${o.endpoint}/token=${encodeURIComponent(o.token)}`,
+      shouldUseMultipart: o.multipart,
+      getChunkSize: () => 5 * 1024 * 1024,
+    })
+    uppy.on('upload-progress', (_file, p) => {
+      progress.push((p as { bytesUploaded: number }).bytesUploaded)
+    })
+    const id = uppy.addFile({ name: o.name, type: o.type, data })
+    uppy.setFileMeta(id, { size: data.size })
+    const result = await uppy.upload()
+    return {
+      body: result.successful?.[0]?.response?.body as { location: string; key: string },
+      failed: result.failed?.map((f) => String(f.error)) ?? [],
+      progress: progress.length,
+    }
+  }, o)
+}
 
 /** Uppy's core and S3 plugin as one script for the page, built from the installed packages. */
 async function uppyBundle(): Promise<string> {

@@ -131,9 +131,16 @@ async function open(deps: DirectDeps, actor: Actor, d: Declared) {
   // bytes never pass through this server, so they hold none of its upload slots.
   const release = await deps.gate.admit(actor)
   release()
+  const client = uploadClientKey(actor) ?? null
+  const { concurrentUploads, exemptUsers } = deps.config.limits
+  const exempt = actor.user !== null && exemptUsers.includes(actor.user)
+  if (client !== null && concurrentUploads > 0 && !exempt) {
+    if ((await deps.ledger.openOf(client)) >= concurrentUploads)
+      throw new UeError('UE_RATE_LIMITED', { detail: 'concurrent uploads' })
+  }
   const row = await deps.ledger.open({
     owner: actor.user,
-    client: uploadClientKey(actor) ?? null,
+    client,
     category: category as UploadCategory,
     originalName: d.filename,
     // Uppy does not send a file's size unless the page puts it in the meta: the limit is

@@ -41,6 +41,8 @@ export interface DirectLedger {
     size: number
   }): Promise<DirectRow>
   get(id: string): Promise<DirectRow | null>
+  /** How many direct uploads `client` has open (still receiving bytes). */
+  openOf(client: string): Promise<number>
   /** Forgets an upload the client gave up, with whatever it left in the bucket. */
   discard(row: DirectRow): Promise<void>
   /** Settles an upload as refused (its reservation released) and removes its bytes. */
@@ -93,6 +95,7 @@ export function createDirectLedger(
       const row = await uploads.get(id)
       return row?.via === 'direct' ? rowOf(row) : null
     },
+    openOf: (client) => uploads.receivingOf(client, 'direct'),
     async discard(row) {
       await removeBytes(row)
       await uploads.remove(row.id)

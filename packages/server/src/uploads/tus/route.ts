@@ -1,0 +1,296 @@
+import { randomBytes } from 'node:crypto'
+import { type DataStore, Server, Upload } from '@tus/server'
+import { isCrossSite } from '../../auth/cross-site.js'
+import { UPLOAD_CATEGORIES, type UploadCategory, type UploadRow } from '../../db/upload-ledger.js'
+import type { Actor } from '../../editor/deps.js'
+import { type UploadGate, uploadClientKey } from '../../editor/limits.js'
+import { checkQuota } from '../../editor/store.js'
+import { claimedExtension } from '../../ingest/display-name.js'
+import { isUeError, UeError } from '../../shared/errors.js'
+import { noMetrics } from '../../shared/metrics.js'
+import { BodyWatch, readBody } from '../../shared/request-body.js'
+import { requestInfo } from '../../shared/request-info.js'
+import { urlOf } from '../../shared/request-url.js'
+import { JSON_TYPE, safeJson } from '../../shared/respond.js'
+import type { FetchHandler } from '../../shared/types.js'
+import { claimAndFinish, type UploadDeps, uploadRuleFor } from '../finish.js'
+import { answerOf, answerOfRow } from '../result-action.js'
+import { UPLOAD_ID } from './keys.js'
+import { parseUploadMetadata } from './metadata.js'
+import type { TusPlace } from './stores.js'
+
+const TUS_VERSION = '1.0.0'
+
+/** What the browser may send and read on the tus route (CORS), besides the defaults. */
+export const TUS_REQUEST_HEADERS = [
+  'Tus-Resumable',
+  'Upload-Length',
+  'Upload-Metadata',
+  'Upload-Offset',
+  'Upload-Defer-Length',
+  'Upload-Concat',
+]
+export const TUS_EXPOSED_HEADERS = [
+  'Tus-Resumable',
+  'Tus-Version',
+  'Tus-Extension',
+  'Tus-Max-Size',
+  'Upload-Offset',
+  'Upload-Length',
+  'Upload-Metadata',
+  'Upload-Expires',
+  'Location',
+]
+
+export interface TusRoute {
+  handler: FetchHandler
+}
+
+/**
+ * Resumable uploads (tus 1.0: core, creation, creation-with-upload, termination, expiration) at
+ * `path`, through `@tus/server` and the store of the configured storage. Everything the server
+ * decides is decided here, before tus sees the request: who it is for (the same authenticator
+ * as every upload), whose upload it is (owner only; anyone else is told it does not exist), and,
+ * at creation, the category's size limit, its allowed extensions, the quota and the per-client
+ * limits, so an upload that cannot pass is refused before its first byte. The body reaches the
+ * store as a stream under the server's body deadlines. The last byte runs the one ending, and
+ * its answer carries the upload result.
+ */
+export function createTusRoute(o: {
+  deps: UploadDeps
+  place: TusPlace
+  gate: UploadGate
+  path: string
+}): TusRoute {
+  const { deps, place, gate, path } = o
+  const { config } = deps
+  const metrics = deps.metrics ?? noMetrics
+  const corsOrigins = new Set(config.http.corsOrigins)
+  /** The ledger id each creation request was given, for tus's naming function. */
+  const assigned = new WeakMap<Request, string>()
+  /** Uploads whose ending ran inside a request that is still being answered, by store id. */
+  const ended = new Map<string, Upload>()
+  const endedBy = new WeakMap<object, string>()
+
+  const tus = new Server({
+    path,
+    datastore: settledAware(place.datastore, ended),
+    maxSize: Math.max(...UPLOAD_CATEGORIES.map((c) => uploadRuleFor(deps.table, c).maxSize)),
+    // A relative Location works behind any proxy that keeps the path.
+    generateUrl: (_req, { path: at, id }) => `${at}/${place.ledgerIdOf(id) ?? ''}`,
+    getFileIdFromRequest: (_req, last) =>
+      last !== undefined && UPLOAD_ID.test(last) ? place.storeIdOf(last) : undefined,
+    namingFunction: (req) => {
+      const id = assigned.get(req as Request)
+      if (!id) throw new UeError('UE_INTERNAL', { detail: 'tus creation without a ledger row' })
+      return place.storeIdOf(id)
+    },
+    // CORS is the route's own (exact origins); tus would answer `*`.
+    allowedOrigins: () => false,
+    onUploadFinish: async (req, upload) => {
+      const id = place.ledgerIdOf(upload.id)
+      const row = id ? await deps.uploads.get(id) : null
+      const creation = req.method === 'POST'
+      const accepted = { status_code: creation ? 201 : 204 }
+      if (!row) return accepted
+      const outcome = await claimAndFinish(deps, row, place.finished(row.id))
+      ended.set(upload.id, upload)
+      endedBy.set(req, upload.id)
+      if (!outcome) return accepted
+      if ('state' in outcome) metrics.stored('tus', outcome.size)
+      return {
+        // A creation keeps 201, whose Location the client needs.
+        status_code: creation ? 201 : 200,
+        headers: { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' },
+        body: safeJson(answerOf(outcome, config.locale)),
+      }
+    },
+  })
+
+  /** The request tus reads: the same, with its body under the server's deadlines. */
+  const watched = (request: Request): { request: Request; stop(): void } => {
+    if (!request.body) return { request, stop() {} }
+    const watch = new BodyWatch(config.http, request.signal)
+    const chunks = readBody(request, { maxBytes: Number.MAX_SAFE_INTEGER, watch })
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = await chunks.next()
+        if (next.done) controller.close()
+        else controller.enqueue(next.value)
+      },
+      async cancel() {
+        await chunks.return(undefined)
+      },
+    })
+    const init = { method: request.method, headers: request.headers, body, duplex: 'half' }
+    return { request: new Request(request.url, init as RequestInit), stop: () => watch.stop() }
+  }
+
+  /** Through tus, counted as an upload in flight, under the per-client limits. */
+  const receive = async (request: Request, actor: Actor, id?: string): Promise<Response> => {
+    const release = await gate.admit(actor, request.signal)
+    const uploadEnded = metrics.uploadStarted()
+    const tusRequest = watched(request)
+    if (id) assigned.set(tusRequest.request, id)
+    try {
+      return await tus.handleWeb(tusRequest.request)
+    } finally {
+      const storeId = endedBy.get(tusRequest.request)
+      if (storeId) ended.delete(storeId)
+      tusRequest.stop()
+      uploadEnded()
+      release()
+    }
+  }
+
+  const create = async (request: Request, actor: Actor): Promise<Response> => {
+    const h = request.headers
+    if (h.get('upload-defer-length') !== null || h.get('upload-concat') !== null)
+      throw new UeError('UE_REQUEST_INVALID', {
+        detail:
+          'an upload must declare its Upload-Length; deferred and concatenated uploads are not accepted',
+      })
+    const length = h.get('upload-length') ?? ''
+    if (!/^\d{1,15}$/.test(length))
+      throw new UeError('UE_REQUEST_INVALID', { detail: 'Upload-Length must be a whole number' })
+    const size = Number(length)
+    const metadata = parseUploadMetadata(h.get('upload-metadata'))
+    // `filename` is what tus-js-client's examples send, `name` what Uppy sends.
+    const filename = metadata.get('filename') ?? metadata.get('name') ?? ''
+    const category = categoryOf(metadata.get('category'), metadata.get('filetype'))
+    const rule = uploadRuleFor(deps.table, category)
+    if (size === 0) throw new UeError('UE_FILE_EMPTY')
+    if (size > rule.maxSize) throw new UeError('UE_FILE_TOO_LARGE')
+    if (!rule.allowFiles.includes(claimedExtension(filename)))
+      throw new UeError('UE_TYPE_NOT_ALLOWED')
+    await checkQuota(deps, actor, size)
+    const id = randomBytes(16).toString('base64url')
+    const now = Date.now()
+    await deps.uploads.create({
+      id,
+      via: 'tus',
+      owner: actor.user,
+      client: uploadClientKey(actor) ?? null,
+      category,
+      originalName: filename,
+      size,
+      storeRef: place.storeIdOf(id),
+      createdAt: now,
+      expiresAt: now + config.uploads.expiryMs,
+    })
+    try {
+      // Again with the row in: two creations at once on two nodes cannot both pass.
+      await checkQuota(deps, actor, 0)
+      return await receive(request, actor, id)
+    } catch (e) {
+      // Refused before tus made anything: the reservation goes. (A body broken off after the
+      // upload exists leaves a resumable upload, which the client cannot name without its
+      // Location; the expiry sweep takes it.)
+      if (isUeError(e)) await deps.uploads.remove(id)
+      throw e
+    }
+  }
+
+  /** HEAD, PATCH and DELETE of an upload that is no longer receiving: its bytes have moved on. */
+  const settled = (request: Request, row: UploadRow): Response => {
+    const headers = new Headers({
+      'Tus-Resumable': TUS_VERSION,
+      'Cache-Control': 'no-store',
+      'Upload-Offset': String(row.size),
+      'Upload-Length': String(row.size),
+    })
+    if (request.method === 'DELETE') throw new UeError('UE_CONFLICT', { detail: 'finished' })
+    if (request.method === 'HEAD' || !row.result)
+      return new Response(null, { status: 204, headers })
+    headers.set('Content-Type', JSON_TYPE)
+    return new Response(safeJson(answerOfRow(row, config.locale)), { status: 200, headers })
+  }
+
+  const handle = async (request: Request): Promise<Response> => {
+    // Discovery (a preflight never gets here: the route's CORS answers it).
+    if (request.method === 'OPTIONS') return tus.handleWeb(request)
+    const url = urlOf(request)
+    const principal = await deps.auth.authenticate(request, url)
+    const actor: Actor = { ...principal, address: requestInfo(request)?.remoteAddress }
+    // A cookie rides along on another site's requests too.
+    if (
+      principal.channel === 'hook' &&
+      request.method !== 'HEAD' &&
+      isCrossSite(request, url, corsOrigins)
+    )
+      throw new UeError('UE_CROSS_SITE')
+    const tail = url.pathname.slice(path.length)
+    if (request.method === 'POST') {
+      if (tail !== '' && tail !== '/') throw new UeError('UE_NOT_FOUND')
+      return create(request, actor)
+    }
+    const id = /^\/([^/]+)$/.exec(tail)?.[1] ?? ''
+    const row = UPLOAD_ID.test(id) ? await deps.uploads.get(id) : null
+    // Someone else's upload is answered as one that does not exist.
+    if (row?.via !== 'tus' || row.owner !== actor.user) throw new UeError('UE_NOT_FOUND')
+    if (row.state !== 'receiving') return settled(request, row)
+    if (request.method === 'PATCH') return receive(request, actor)
+    if (request.method === 'DELETE') {
+      // Claimed first, so no ending can start on bytes about to go.
+      if (!(await deps.uploads.claim(row.id))) throw new UeError('UE_CONFLICT')
+      const answer = await tus.handleWeb(request)
+      await place.remove(row)
+      await deps.uploads.remove(row.id)
+      return answer.status === 404
+        ? new Response(null, { status: 204, headers: answer.headers })
+        : answer
+    }
+    return tus.handleWeb(request)
+  }
+
+  const handler: FetchHandler = async (request) => {
+    let answer: Response
+    try {
+      answer = await handle(request)
+    } catch (e) {
+      // Refusals carry the protocol's header too, so a tus client reads them as tus answers.
+      if (!isUeError(e)) throw e
+      throw new UeError(e.code, {
+        ...(e.detail ? { detail: e.detail } : {}),
+        cause: e,
+        headers: { ...e.headers, 'Tus-Resumable': TUS_VERSION },
+      })
+    }
+    const headers = new Headers(answer.headers)
+    for (const name of [...headers.keys()])
+      if (name.startsWith('access-control-')) headers.delete(name)
+    return new Response(answer.body, { status: answer.status, headers })
+  }
+  return { handler }
+}
+
+/** The category a creation asks for; without one, the kind of its declared type. */
+function categoryOf(asked: string | undefined, type: string | undefined): UploadCategory {
+  if (asked !== undefined) {
+    if ((UPLOAD_CATEGORIES as readonly string[]).includes(asked)) return asked as UploadCategory
+    throw new UeError('UE_REQUEST_INVALID', {
+      detail: 'category must be image, video, audio or file',
+    })
+  }
+  const kind = type?.split('/')[0]
+  return kind === 'image' || kind === 'video' || kind === 'audio' ? kind : 'file'
+}
+
+/**
+ * The ending removes an upload's bytes before tus has answered the request that finished it, and
+ * tus reads the upload once more to decide on `Upload-Expires`: it is answered as complete.
+ */
+function settledAware(store: DataStore, ended: ReadonlyMap<string, Upload>): DataStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'getUpload')
+        return async (id: string) => {
+          const upload = ended.get(id)
+          if (upload) return new Upload({ ...upload, offset: upload.size ?? upload.offset })
+          return target.getUpload(id)
+        }
+      const value = Reflect.get(target, prop, receiver) as unknown
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}

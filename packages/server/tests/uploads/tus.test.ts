@@ -1,0 +1,464 @@
+import assert from 'node:assert/strict'
+import { createReadStream } from 'node:fs'
+import { join } from 'node:path'
+import type { Readable } from 'node:stream'
+import { after, describe, type TestContext, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
+import * as tus from 'tus-js-client'
+import type { ServerConfigInput } from '../../src/config/schema.js'
+import { ALICE, BOB, TOKENS } from '../helpers/auth.js'
+import { PDF, png } from '../helpers/fixtures.js'
+import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { tempDir } from '../helpers/temp-dir.js'
+import {
+  patchBrokenOff,
+  patchRest,
+  sha256Of,
+  type TusAnswer,
+  tusFetch,
+  tusMetadata,
+  writeVideo,
+} from '../helpers/tus.js'
+
+const AUTH = { auth: { tokens: TOKENS } } satisfies ServerConfigInput
+const PHP = Buffer.from('<?php system($_GET["c"]); ?>\n')
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` })
+const VIDEO = { filename: 'holiday.mp4', filetype: 'video/mp4', category: 'video' }
+
+function tusUrl(srv: TestServer): string {
+  return `${srv.url}${srv.ue.config.routes.tus}`
+}
+
+/** A creation; with `body`, a creation-with-upload. */
+function create(
+  srv: TestServer,
+  o: { length: number; metadata?: Record<string, string>; token?: string; body?: Buffer },
+): Promise<TusAnswer> {
+  return tusFetch(tusUrl(srv), {
+    method: 'POST',
+    headers: {
+      ...bearer(o.token ?? ALICE),
+      'Upload-Length': String(o.length),
+      'Upload-Metadata': tusMetadata(o.metadata ?? VIDEO),
+      ...(o.body ? { 'Content-Type': 'application/offset+octet-stream' } : {}),
+    },
+    ...(o.body ? { body: o.body } : {}),
+  })
+}
+
+function uploadUrl(srv: TestServer, created: TusAnswer): string {
+  const location = created.headers.get('location')
+  assert.ok(location, `a Location: ${created.status} ${created.text}`)
+  return new URL(location, `${srv.url}/`).href
+}
+
+async function resultOf(srv: TestServer, id: string, token = ALICE) {
+  const res = await fetch(srv.action('uploadresult', `&id=${id}`), { headers: bearer(token) })
+  return res.json()
+}
+
+const idOf = (url: string) => url.slice(url.lastIndexOf('/') + 1)
+
+/** Every file of the local store, unfinished uploads included. */
+async function everything(srv: TestServer): Promise<string[]> {
+  return srv.storedFiles()
+}
+
+describe('tus uploads on disk', () => {
+  test('a 300 MB upload broken off midway and resumed with HEAD and PATCH is stored with identical bytes', async (t) => {
+    const dir = await tempDir(t, 'ue-tus-big-')
+    const size = 300 * 1024 * 1024
+    const path = join(dir, 'big.mp4')
+    const digest = await writeVideo(path, size)
+    const srv = await startTestServer(t, { ...AUTH, editor: { videoMaxSize: size } })
+    const created = await create(srv, { length: size })
+    assert.equal(created.status, 201, created.text)
+    assert.equal(created.headers.get('tus-resumable'), '1.0.0')
+    assert.ok(created.headers.get('upload-expires'), 'the expiry is announced')
+    const url = uploadUrl(srv, created)
+
+    await patchBrokenOff(url, {
+      path,
+      offset: 0,
+      size,
+      breakAfter: 120 * 1024 * 1024,
+      headers: bearer(ALICE),
+    })
+    // The server keeps what arrived; the client asks how far it got.
+    let head: TusAnswer
+    do head = await tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) })
+    while (head.status === 423)
+    assert.equal(head.status, 200, head.text)
+    const offset = Number(head.headers.get('upload-offset'))
+    t.diagnostic(`resumed at ${offset} of ${size} bytes`)
+    assert.ok(offset > 0 && offset < size, String(offset))
+    assert.equal(head.headers.get('upload-length'), String(size))
+    assert.equal((await resultOf(srv, idOf(url))).code, 'UE_UPLOAD_PENDING')
+
+    const done = await patchRest(url, { path, offset, size, headers: bearer(ALICE) })
+    assert.equal(done.status, 200, done.text)
+    assert.equal(done.headers.get('upload-offset'), String(size))
+    const result = done.json()
+    assert.equal(result.state, 'SUCCESS', done.text)
+    assert.equal(result.size, size)
+    const stored = join(srv.storageRoot(), String(result.url).slice('/uploads/'.length))
+    assert.equal(await sha256Of(createReadStream(stored)), digest)
+    assert.deepEqual(await resultOf(srv, idOf(url)), result)
+    // Nothing of the unfinished upload is left: only the stored file.
+    assert.deepEqual(await everything(srv), [String(result.url).slice('/uploads/'.length)])
+  })
+
+  test('tus-js-client uploads a video, and its last answer is the upload result', async (t) => {
+    const srv = await startTestServer(t, AUTH)
+    const bytes = Buffer.alloc(3 * 1024 * 1024, 1)
+    const { MP4 } = await import('../helpers/fixtures.js')
+    MP4.copy(bytes)
+    const outcome = await new Promise<{ url: string; body: string }>((resolve, reject) => {
+      const upload = new tus.Upload(bytes, {
+        endpoint: tusUrl(srv),
+        headers: bearer(ALICE),
+        metadata: VIDEO,
+        chunkSize: 1024 * 1024,
+        retryDelays: [],
+        onError: reject,
+        onSuccess: (payload) =>
+          resolve({ url: upload.url ?? '', body: payload.lastResponse.getBody() }),
+      })
+      upload.start()
+    })
+    const result = JSON.parse(outcome.body)
+    assert.equal(result.state, 'SUCCESS', outcome.body)
+    assert.equal(result.size, bytes.length)
+    assert.equal(result.original, 'holiday.mp4')
+    assert.deepEqual(await resultOf(srv, idOf(outcome.url)), result)
+  })
+
+  test('over the size limit, a refused extension, over the quota or without credentials: refused at creation, nothing kept', async (t) => {
+    const srv = await startTestServer(t, {
+      ...AUTH,
+      editor: { videoMaxSize: 1_000_000 },
+      limits: { quotaBytes: 5_000_000 },
+    })
+    const tooBig = await create(srv, { length: 1_000_001 })
+    assert.equal(tooBig.status, 413)
+    assert.equal(tooBig.json().error?.code, 'UE_FILE_TOO_LARGE')
+    assert.match(tooBig.json().error?.message ?? '', /size limit/)
+    assert.equal(tooBig.headers.get('tus-resumable'), '1.0.0')
+
+    const php = await create(srv, {
+      length: 100,
+      metadata: { filename: 'shell.php', filetype: 'application/x-php', category: 'file' },
+    })
+    assert.equal(php.status, 415)
+    assert.equal(php.json().error?.code, 'UE_TYPE_NOT_ALLOWED')
+
+    const first = await create(srv, {
+      length: 4_000_000,
+      metadata: { filename: 'a.pdf', category: 'file' },
+    })
+    assert.equal(first.status, 201)
+    // 4 MB are reserved: 2 MB more do not fit in 5 MB.
+    const over = await create(srv, { length: 2_000_000, metadata: { filename: 'b.pdf' } })
+    assert.equal(over.status, 413)
+    assert.equal(over.json().error?.code, 'UE_QUOTA_EXCEEDED')
+
+    const nobody = await tusFetch(tusUrl(srv), {
+      method: 'POST',
+      headers: { 'Upload-Length': '10', 'Upload-Metadata': tusMetadata(VIDEO) },
+    })
+    assert.equal(nobody.status, 401)
+    const deferred = await tusFetch(tusUrl(srv), {
+      method: 'POST',
+      headers: { ...bearer(ALICE), 'Upload-Defer-Length': '1' },
+    })
+    assert.equal(deferred.status, 400)
+    assert.equal(deferred.json().error?.code, 'UE_REQUEST_INVALID')
+    // Only the one accepted creation is kept: its empty file and the store's record of it.
+    const id = idOf(uploadUrl(srv, first))
+    assert.deepEqual(await everything(srv), [`.tus/${id}`, `.tus/${id}.json`])
+  })
+
+  test('a PHP script sent as an image is refused at its last byte and leaves nothing', async (t) => {
+    const srv = await startTestServer(t, AUTH)
+    const answer = await create(srv, {
+      length: PHP.length,
+      metadata: { filename: 'avatar.png', filetype: 'image/png', category: 'image' },
+      body: PHP,
+    })
+    assert.equal(answer.status, 201, answer.text)
+    const result = answer.json()
+    assert.equal(result.code, 'UE_CONTENT_MISMATCH', answer.text)
+    assert.notEqual(result.state, 'SUCCESS')
+    assert.deepEqual(await everything(srv), [])
+    const again = await resultOf(srv, idOf(uploadUrl(srv, answer)))
+    assert.equal(again.code, 'UE_CONTENT_MISMATCH')
+  })
+
+  test('an image sent whole with its creation is stored through the image pipeline', async (t) => {
+    const srv = await startTestServer(t, AUTH)
+    const image = png(30, 20, { noise: true })
+    const answer = await create(srv, {
+      length: image.length,
+      metadata: { filename: 'photo.png', filetype: 'image/png' },
+      body: image,
+    })
+    assert.equal(answer.status, 201, answer.text)
+    assert.equal(answer.json().state, 'SUCCESS', answer.text)
+    assert.equal((await everything(srv)).length, 1)
+  })
+
+  test('another user can neither see, resume, terminate nor read the result of an upload', async (t) => {
+    const srv = await startTestServer(t, AUTH)
+    const created = await create(srv, { length: PDF.length * 2, metadata: { filename: 'a.pdf' } })
+    const url = uploadUrl(srv, created)
+    const half = await tusFetch(url, {
+      method: 'PATCH',
+      headers: {
+        ...bearer(ALICE),
+        'Upload-Offset': '0',
+        'Content-Type': 'application/offset+octet-stream',
+      },
+      body: PDF,
+    })
+    assert.equal(half.status, 204, half.text)
+    const unknown = `${tusUrl(srv)}/${'A'.repeat(22)}`
+    for (const method of ['HEAD', 'PATCH', 'DELETE']) {
+      const headers = {
+        ...bearer(BOB),
+        'Upload-Offset': String(PDF.length),
+        'Content-Type': 'application/offset+octet-stream',
+      }
+      const theirs = await tusFetch(url, {
+        method,
+        headers,
+        ...(method === 'PATCH' ? { body: PDF } : {}),
+      })
+      const none = await tusFetch(unknown, {
+        method,
+        headers,
+        ...(method === 'PATCH' ? { body: PDF } : {}),
+      })
+      assert.equal(theirs.status, 404, method)
+      assert.equal(theirs.text, none.text, method)
+    }
+    assert.deepEqual(await resultOf(srv, idOf(url), BOB), await resultOf(srv, 'A'.repeat(22), BOB))
+    const head = await tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) })
+    assert.equal(head.headers.get('upload-offset'), String(PDF.length), 'nothing was added')
+
+    // The owner terminates it: nothing is left, and the upload no longer exists.
+    const ended = await tusFetch(url, { method: 'DELETE', headers: bearer(ALICE) })
+    assert.equal(ended.status, 204, ended.text)
+    assert.deepEqual(await everything(srv), [])
+    assert.equal((await tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) })).status, 404)
+    assert.equal((await resultOf(srv, idOf(url))).code, 'UE_NOT_FOUND')
+  })
+
+  test('an abandoned upload is removed with its bytes once it expires', async (t) => {
+    const srv = await startTestServer(t, {
+      ...AUTH,
+      uploads: { expiryMs: 400, sweepIntervalMs: 100 },
+    })
+    const created = await create(srv, { length: PDF.length * 2, metadata: { filename: 'a.pdf' } })
+    const url = uploadUrl(srv, created)
+    await tusFetch(url, {
+      method: 'PATCH',
+      headers: {
+        ...bearer(ALICE),
+        'Upload-Offset': '0',
+        'Content-Type': 'application/offset+octet-stream',
+      },
+      body: PDF,
+    })
+    assert.equal((await everything(srv)).length, 2)
+    while ((await everything(srv)).length > 0) await sleep(50)
+    while ((await resultOf(srv, idOf(url))).code !== 'UE_NOT_FOUND') await sleep(50)
+    assert.equal((await tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) })).status, 404)
+  })
+
+  test('a query token is a credential as for every upload, and the config answer names the route', async (t) => {
+    const srv = await startTestServer(t, { auth: { tokens: TOKENS, queryParam: 'token' } })
+    const created = await tusFetch(`${tusUrl(srv)}?token=${ALICE}`, {
+      method: 'POST',
+      headers: {
+        'Upload-Length': String(PDF.length),
+        'Upload-Metadata': tusMetadata({ filename: 'a.pdf' }),
+      },
+    })
+    assert.equal(created.status, 201, created.text)
+    const config = await (await fetch(srv.action('config', `&token=${ALICE}`))).json()
+    assert.equal(config.uploadTusUrl, '/tus')
+  })
+
+  test('browsers on an allowed origin may send and read the tus headers', async (t) => {
+    const origin = 'https://editor.example'
+    const srv = await startTestServer(t, { ...AUTH, http: { corsOrigins: [origin] } })
+    const preflight = await fetch(tusUrl(srv), {
+      method: 'OPTIONS',
+      headers: {
+        Origin: origin,
+        'Access-Control-Request-Method': 'PATCH',
+        'Access-Control-Request-Headers': 'upload-offset,tus-resumable',
+      },
+    })
+    assert.equal(preflight.status, 204)
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /PATCH/)
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /Upload-Offset/)
+    const created = await tusFetch(tusUrl(srv), {
+      method: 'POST',
+      headers: {
+        ...bearer(ALICE),
+        Origin: origin,
+        'Upload-Length': '10',
+        'Upload-Metadata': tusMetadata({ filename: 'a.pdf' }),
+      },
+    })
+    assert.equal(created.headers.get('access-control-allow-origin'), origin)
+    const exposed = created.headers.get('access-control-expose-headers') ?? ''
+    for (const name of [
+      'Location',
+      'Upload-Offset',
+      'Upload-Length',
+      'Upload-Expires',
+      'Tus-Resumable',
+    ])
+      assert.ok(exposed.includes(name), `${name} in ${exposed}`)
+    const discovery = await tusFetch(tusUrl(srv), { method: 'OPTIONS' })
+    assert.equal(discovery.headers.get('tus-version'), '1.0.0')
+    assert.match(discovery.headers.get('tus-extension') ?? '', /creation-with-upload/)
+  })
+
+  test('a PATCH that stalls is ended by the body deadline, and what arrived is kept', async (t) => {
+    const srv = await startTestServer(t, { ...AUTH, http: { bodyIdleTimeoutMs: 300 } })
+    const created = await create(srv, { length: 1_000_000, metadata: { filename: 'a.pdf' } })
+    const url = uploadUrl(srv, created)
+    const target = new URL(url)
+    const { request } = await import('node:http')
+    await new Promise<void>((resolve) => {
+      const req = request({
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'PATCH',
+        headers: {
+          ...bearer(ALICE),
+          'Tus-Resumable': '1.0.0',
+          'Upload-Offset': '0',
+          'Content-Type': 'application/offset+octet-stream',
+          'Content-Length': '1000000',
+        },
+      })
+      req.on('response', (res) => res.resume().on('end', resolve))
+      req.on('error', () => resolve())
+      req.on('close', () => resolve())
+      req.write(Buffer.concat([PDF, Buffer.alloc(1000, 32)]))
+      // …and nothing more.
+    })
+    let head: TusAnswer
+    do head = await tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) })
+    while (head.status === 423)
+    assert.equal(head.headers.get('upload-offset'), String(PDF.length + 1000))
+  })
+})
+
+describe('tus uploads on S3', async () => {
+  const s3 = await startS3rver()
+  after(() => s3.close())
+
+  async function s3Server(t: TestContext, config: ServerConfigInput = {}) {
+    const bucket = await s3.createBucket()
+    const srv = await startTestServer(t, {
+      ...AUTH,
+      ...config,
+      storage: {
+        driver: 's3',
+        bucket,
+        endpoint: s3.endpoint,
+        forcePathStyle: true,
+        prefix: 'site/',
+        ...S3RVER_CREDENTIALS,
+      },
+    })
+    const keys = async () =>
+      ((await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map(
+        (o) => o.Key as string,
+      )
+    const object = async (key: string) =>
+      (await s3.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body as Readable
+    return { srv, keys, object }
+  }
+
+  test('a 300 MB upload through tus-js-client, broken off midway and resumed, is stored with identical bytes', async (t) => {
+    const dir = await tempDir(t, 'ue-tus-s3-')
+    const size = 300 * 1024 * 1024
+    const path = join(dir, 'big.mp4')
+    const digest = await writeVideo(path, size)
+    const { srv, keys, object } = await s3Server(t, { editor: { videoMaxSize: size } })
+    let broken = false
+    const outcome = await new Promise<{ url: string; body: string }>((resolve, reject) => {
+      const upload = new tus.Upload(createReadStream(path), {
+        endpoint: tusUrl(srv),
+        headers: bearer(ALICE),
+        metadata: VIDEO,
+        uploadSize: size,
+        chunkSize: 64 * 1024 * 1024,
+        // As a browser client does: after a dropped connection, ask again (HEAD) and go on.
+        retryDelays: [100, 500, 1000, 2000, 4000],
+        onError: reject,
+        onProgress: (sent) => {
+          if (broken || sent < 100 * 1024 * 1024) return
+          broken = true
+          // The connection is dropped mid-PATCH; the same upload then resumes with HEAD.
+          void upload.abort().then(() => {
+            upload.options.uploadSize = size
+            upload.file = createReadStream(path)
+            upload.start()
+          })
+        },
+        onSuccess: (payload) =>
+          resolve({ url: upload.url ?? '', body: payload.lastResponse.getBody() }),
+      })
+      upload.start()
+    })
+    assert.ok(broken)
+    const result = JSON.parse(outcome.body)
+    assert.equal(result.state, 'SUCCESS', outcome.body)
+    const key = `site/${String(result.url).slice('/uploads/'.length)}`
+    assert.equal(await sha256Of(await object(key)), digest)
+    assert.deepEqual(await keys(), [key], 'nothing of the unfinished upload is left')
+    assert.deepEqual(await resultOf(srv, idOf(outcome.url)), result)
+  })
+
+  test('a PHP script sent as an image is refused and nothing stays in the bucket', async (t) => {
+    const { srv, keys } = await s3Server(t)
+    const answer = await create(srv, {
+      length: PHP.length,
+      metadata: { filename: 'avatar.png', category: 'image' },
+      body: PHP,
+    })
+    assert.equal(answer.json().code, 'UE_CONTENT_MISMATCH', answer.text)
+    assert.deepEqual(await keys(), [])
+  })
+
+  test('an abandoned upload is aborted and removed once it expires', async (t) => {
+    const { srv, keys } = await s3Server(t, { uploads: { expiryMs: 500, sweepIntervalMs: 100 } })
+    const created = await create(srv, {
+      length: PDF.length * 2,
+      metadata: { filename: 'a.pdf' },
+    })
+    const url = uploadUrl(srv, created)
+    await tusFetch(url, {
+      method: 'PATCH',
+      headers: {
+        ...bearer(ALICE),
+        'Upload-Offset': '0',
+        'Content-Type': 'application/offset+octet-stream',
+      },
+      body: PDF,
+    })
+    assert.ok((await keys()).length > 0)
+    while ((await keys()).length > 0) await sleep(50)
+    while ((await resultOf(srv, idOf(url))).code !== 'UE_NOT_FOUND') await sleep(50)
+  })
+})
