@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, type TestContext, test } from 'node:test'
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
-import type { Page } from 'playwright-core'
+import type { Page, Route } from 'playwright-core'
 import { launchChromium } from '../helpers/chromium.js'
 import { MP4, png } from '../helpers/fixtures.js'
 import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
@@ -206,7 +206,10 @@ async function imageAndVideoThroughEveryEntry(
 
 describe('uploadService() in Chromium, called the way UEditor Plus calls uploadServiceUpload', () => {
   test('without tus or direct, every entry falls back to the multipart POST and the image is displayed', async (t) => {
-    const srv = await startTestServer(t, { auth: { tokens: [`alice:${USER_TOKEN}`] } })
+    const srv = await startTestServer(t, {
+      auth: { tokens: [`alice:${USER_TOKEN}`] },
+      tus: { enabled: false },
+    })
     const page = await standInEditor(t, srv)
     if (!page) return
     const sent: string[] = []
@@ -224,7 +227,10 @@ describe('uploadService() in Chromium, called the way UEditor Plus calls uploadS
   })
 
   test('a pasted PDF goes to the file action, and a refusal reaches the editor as one error', async (t) => {
-    const srv = await startTestServer(t, { auth: { tokens: [`alice:${USER_TOKEN}`] } })
+    const srv = await startTestServer(t, {
+      auth: { tokens: [`alice:${USER_TOKEN}`] },
+      tus: { enabled: false },
+    })
     const page = await standInEditor(t, srv)
     if (!page) return
     const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n', 'latin1')
@@ -242,6 +248,109 @@ describe('uploadService() in Chromium, called the way UEditor Plus calls uploadS
     assert.deepEqual(disguised.endings, ['error'])
     assert.ok(disguised.message && disguised.message.length > 0)
     assert.equal(disguised.inserted, null)
+  })
+})
+
+describe('uploadService() in Chromium, through tus on local disk', () => {
+  test('every entry sends its file with tus, the image is displayed and the video arrives whole with progress', async (t) => {
+    const srv = await startTestServer(t, { auth: { tokens: [`alice:${USER_TOKEN}`] } })
+    const page = await standInEditor(t, srv, { tusChunkSize: 1024 * 1024 })
+    if (!page) return
+    const sent: string[] = []
+    page.on('request', (r) => {
+      const url = new URL(r.url())
+      if (r.method() === 'POST' || r.method() === 'PATCH')
+        sent.push(`${r.method()} ${url.pathname.replace(/\/tus\/.+$/, '/tus/<id>')}${url.search}`)
+    })
+    await imageAndVideoThroughEveryEntry(srv, page, { chunked: true })
+    const posts = sent.filter((r) => r.startsWith('POST'))
+    assert.deepEqual(posts, Array(5).fill('POST /tus'), 'no multipart POST to the editor endpoint')
+    assert.equal(sent.filter((r) => r === 'PATCH /tus/<id>').length, 4 + 3)
+  })
+
+  test('a tus upload cut off midway continues after a reload from the offset the server holds', async (t) => {
+    const srv = await startTestServer(t, { auth: { tokens: [`alice:${USER_TOKEN}`] } })
+    const options = { tusChunkSize: 1024 * 1024, retryDelays: [0] }
+    const page = await standInEditor(t, srv, options)
+    if (!page) return
+    const clip = video(4)
+    // Every PATCH after the first megabyte loses its connection: the call ends in one error.
+    const cutOff = async (route: Route) => {
+      const request = route.request()
+      if (request.method() === 'PATCH' && request.headers()['upload-offset'] !== '0')
+        return route.abort('connectionreset')
+      return route.continue()
+    }
+    await page.route('**/tus/**', cutOff)
+    const cut = await run(page, 'video', 'video', clip, 'clip.mp4', 'video/mp4')
+    assert.deepEqual(cut.endings, ['error'])
+    await page.unroute('**/tus/**', cutOff)
+
+    await openStandIn(page, srv, options)
+    const resumedAt: number[] = []
+    const created: string[] = []
+    page.on('response', (r) => {
+      if (r.request().method() === 'HEAD') resumedAt.push(Number(r.headers()['upload-offset']))
+      if (r.request().method() === 'POST') created.push(r.url())
+    })
+    const resumed = await run(page, 'video', 'video', clip, 'clip.mp4', 'video/mp4')
+    assert.deepEqual(resumed.endings, ['success'], `${resumed.message}`)
+    assert.deepEqual(created, [], 'no new upload was created')
+    assert.equal(resumedAt.length, 1)
+    assert.ok((resumedAt[0] as number) >= 1024 * 1024, `resumed at ${resumedAt[0]}`)
+    assert.ok((await served(srv, resumed.inserted?.src as string)).equals(clip))
+  })
+
+  test('a disguised PHP sent with tus ends in one error with the readable refusal and leaves nothing stored', async (t) => {
+    const srv = await startTestServer(t, { auth: { tokens: [`alice:${USER_TOKEN}`] } })
+    const page = await standInEditor(t, srv)
+    if (!page) return
+    const php = Buffer.from('<?php system($_GET["c"]); ?>')
+    for (const from of ['upload', 'image'] as const) {
+      const ran = await run(page, 'image', from, php, 'avatar.png', 'image/png')
+      assert.deepEqual(ran.endings, ['error'], from)
+      assert.ok(ran.message && !/HTTP|connection/.test(ran.message), `${from}: ${ran.message}`)
+      assert.equal(ran.inserted, null)
+    }
+    assert.deepEqual(await srv.storedFiles(), [])
+  })
+
+  test('the ES module bundle loads the tus client from its chunk on the first tus upload', async (t) => {
+    const srv = await startTestServer(t, { auth: { tokens: [`alice:${USER_TOKEN}`] } })
+    const browser = await launchChromium(t)
+    if (!browser) return
+    const page = await browser.newPage()
+    const scripts: string[] = []
+    page.on('request', (r) => {
+      if (r.url().endsWith('.js')) scripts.push(new URL(r.url()).pathname)
+    })
+    await page.goto(`${srv.url}/healthz`)
+    await page.evaluate(async () => {
+      const w = window as unknown as { loaders: unknown }
+      w.loaders = await import(`${location.origin}/materials/loaders.js`)
+    })
+    const chunks = () => scripts.filter((p) => /^\/materials\/loaders-.+\.min\.js$/.test(p))
+    const beforeUpload = chunks()
+    const state = await page.evaluate(
+      async ([token, base64]) => {
+        const { uploadService } = (
+          window as unknown as { loaders: typeof import('@ueditor-backend/loaders') }
+        ).loaders
+        const upload = uploadService({ serverUrl: '/ueditor', token })
+        const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))
+        return new Promise<string>((resolve) =>
+          upload(
+            'image',
+            new File([bytes], 'a.png', { type: 'image/png' }),
+            { success: (r) => resolve(r.state), error: (m) => resolve(m) },
+            { from: 'upload' },
+          ),
+        )
+      },
+      [USER_TOKEN, png(8, 8).toString('base64')] as const,
+    )
+    assert.equal(state, 'SUCCESS')
+    assert.equal(chunks().length, beforeUpload.length + 1, `scripts: ${scripts.join(', ')}`)
   })
 })
 
