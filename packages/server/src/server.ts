@@ -269,14 +269,15 @@ function services(
 
 /** The signing routes of uploads straight to the bucket, and what they leave until they end. */
 function directUploads(config: ServerConfig, bucket: DirectBucket, deps: UploadDeps): FetchHandler {
-  const { pendingPrefix } = config.direct
-  deps.unfinished.register('direct', directUnfinished(bucket, deps.storage, pendingPrefix))
+  const { expiryMs } = config.uploads
+  const isLive = async (id: string) => (await deps.uploads.get(id)) !== null
+  deps.unfinished.register('direct', directUnfinished(bucket, deps.storage, isLive, expiryMs))
   return createDirectHandler(
     {
       config,
       bucket,
       auth: deps.auth,
-      ledger: createDirectLedger(deps, { pendingPrefix, expiresMs: config.uploads.expiryMs }),
+      ledger: createDirectLedger(deps, { expiresMs: expiryMs }),
       rules: new Map(UPLOAD_CATEGORIES.map((c) => [c, uploadRuleFor(deps.table, c)])),
       gate: deps.gate as NonNullable<EditorDeps['gate']>,
     },

@@ -649,12 +649,6 @@ export const ServerConfigSchema = z.strictObject({
       enabled: z.boolean().default(true),
       /** How long a signed POST policy or part URL stays valid. */
       signedUrlSeconds: z.number().int().min(60).max(3_600).default(600),
-      /** Where unfinished uploads wait in the bucket (under `storage.prefix`), as `<it><upload id>`. */
-      pendingPrefix: z
-        .string()
-        .max(128)
-        .regex(/^([A-Za-z0-9_-][A-Za-z0-9_.-]*\/)+$/, 'must be folder names, each ending in "/"')
-        .default('pending/'),
     })
     .prefault({}),
   /** The opt-in delete action: a user deletes their own stored file by its URL. */

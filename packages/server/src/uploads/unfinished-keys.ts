@@ -1,7 +1,8 @@
+import { directIdOfKey } from './direct/keys.js'
 import { tusIdOfKey } from './tus/keys.js'
 
 /** Each way's recogniser of the objects it keeps for unfinished uploads. */
-const RECOGNISERS: readonly ((key: string) => string | null)[] = [tusIdOfKey]
+const RECOGNISERS: readonly ((key: string) => string | null)[] = [tusIdOfKey, directIdOfKey]
 
 /**
  * The ledger id a stored object belongs to when an unfinished resumable or direct upload keeps

@@ -340,7 +340,7 @@ for (const kind of ['express', 'koa', 'fastify', 'node'] as const) {
     )
     assert.equal(params.status, 200)
     const body = await params.json()
-    assert.match(body.fields.key, /^pending\//)
+    assert.match(body.fields.key, /^\.direct\//)
     const refused = await fetch(`${base}${config.uploadDirectUrl}/s3/multipart`, { method: 'POST' })
     assert.equal(refused.status, 401)
     assert.equal(await rawText(base, '/s3/s3/params'), 'app', 'the default path is the app’s')

@@ -224,3 +224,46 @@ test('files reconcile leaves the objects of an upload in progress alone and remo
   assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr)
   assert.deepEqual(await keys(), [`.tus/${live}.info`])
 })
+
+test('files reconcile leaves the pending object of a direct upload in progress alone and removes one whose upload is gone', async (t) => {
+  const s3 = await startS3rver()
+  t.after(() => s3.close())
+  const bucket = await s3.createBucket()
+  const dataDir = await tempDir(t, 'ue-reconcile-direct-')
+  const env = { UEDITOR_DATA_DIR: dataDir, UEDITOR_LOG_LEVEL: 'warn', ...s3.storageEnv(bucket) }
+  const server = await startServer({ env: { ...env, PORT: '0', HOST: '127.0.0.1' } })
+  t.after(() => server.close())
+  // A simple upload whose bytes arrived but whose result nobody asked for yet.
+  const params = await fetch(
+    `${server.url}/s3/s3/params?filename=a.pdf&type=application%2Fpdf&metadata%5Bcategory%5D=file`,
+  )
+  assert.equal(params.status, 200)
+  const { url, fields } = (await params.json()) as { url: string; fields: Record<string, string> }
+  const form = new FormData()
+  for (const [name, value] of Object.entries(fields)) form.append(name, value)
+  form.append('file', new Blob([new Uint8Array(PDF)]), 'a.pdf')
+  assert.ok((await fetch(url, { method: 'POST', body: form })).status < 300)
+  const live = fields.key as string
+  const gone = `.direct/${'g'.repeat(22)}`
+  await s3.client.send(new PutObjectCommand({ Bucket: bucket, Key: gone, Body: 'x' }))
+
+  const report = await runCli(['files', 'reconcile'], env)
+  assert.equal(report.code, 3, report.stdout + report.stderr)
+  assert.match(
+    report.stdout,
+    new RegExp(`^unfinished upload without row: ${literal(gone)} \\(`, 'm'),
+  )
+  assert.doesNotMatch(report.stdout, new RegExp(literal(live)))
+  assert.match(
+    report.stdout,
+    /1 object of uploads still in progress, 1 object of abandoned uploads/,
+  )
+
+  const fixed = await runCli(['files', 'reconcile', '--fix', '--grace', '0'], env)
+  assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr)
+  const keys = (await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []
+  assert.deepEqual(
+    keys.map((o) => o.Key),
+    [live],
+  )
+})

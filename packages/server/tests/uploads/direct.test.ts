@@ -4,7 +4,11 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { after, before, describe, type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { ListObjectsV2Command } from '@aws-sdk/client-s3'
+import {
+  CreateMultipartUploadCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+} from '@aws-sdk/client-s3'
 import { build } from 'esbuild'
 import type { Page } from 'playwright-core'
 import { crossOriginProblem } from '../../src/config/cross-origin.js'
@@ -15,7 +19,7 @@ import { ALICE, BOB, recordingLogger, TOKENS } from '../helpers/auth.js'
 import { launchChromium } from '../helpers/chromium.js'
 import { PDF, png } from '../helpers/fixtures.js'
 import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
-import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 
 const MB = 1024 * 1024
@@ -157,7 +161,7 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
     assert.deepEqual(outcome.failed, [])
     assert.ok(outcome.progress > 0, 'Uppy reported progress')
     const { location, key } = outcome.body
-    assert.match(key, /^pending\/[A-Za-z0-9_-]{16,}$/)
+    assert.match(key, /^\.direct\/[A-Za-z0-9_-]{22}$/)
     assert.match(location, /^\/uploads\/file\/.+\.pdf$/)
     const stored = await fetch(`${d.srv.url}${location}`)
     assert.equal(stored.status, 200)
@@ -172,7 +176,7 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       [[location, 'report.pdf']],
     )
     assert.deepEqual(
-      (await objectsIn(d.bucket)).filter((k) => k.startsWith('pending/')),
+      (await objectsIn(d.bucket)).filter((k) => k.startsWith('.direct/')),
       [],
       'the pending object is gone',
     )
@@ -213,7 +217,7 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       method: string
     }
     assert.equal(method, 'POST')
-    assert.equal(fields.key, `pending/${id}`)
+    assert.equal(fields.key, `.direct/${id}`)
     const policy = JSON.parse(Buffer.from(fields.Policy as string, 'base64').toString('utf8')) as {
       expiration: string
       conditions: unknown[]
@@ -226,7 +230,7 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       ],
     )
     assert.ok(
-      policy.conditions.some((c) => JSON.stringify(c) === JSON.stringify({ key: `pending/${id}` })),
+      policy.conditions.some((c) => JSON.stringify(c) === JSON.stringify({ key: `.direct/${id}` })),
     )
     const expiresIn = Date.parse(policy.expiration) - Date.now()
     assert.ok(expiresIn > 0 && expiresIn <= 600_000, `expires in ${expiresIn} ms`)
@@ -236,6 +240,8 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
     form.append('file', new Blob([new Uint8Array(image)], { type: 'image/png' }), 'a.png')
     const posted = await fetch(url, { method: 'POST', body: form })
     assert.ok(posted.status < 300, String(posted.status))
+    const unchecked = await fetch(`${d.srv.url}/uploads/.direct/${id}`)
+    assert.equal(unchecked.status, 404, 'bytes nobody checked yet are not served')
 
     const result = (await (
       await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
@@ -249,7 +255,7 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
     const stored = await fetch(`${d.srv.url}${result.url}`)
     assert.ok(Buffer.from(await stored.arrayBuffer()).equals(image))
     assert.deepEqual(
-      (await objectsIn(d.bucket)).filter((k) => k.startsWith('pending/')),
+      (await objectsIn(d.bucket)).filter((k) => k.startsWith('.direct/')),
       [],
     )
   })
@@ -436,6 +442,80 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       fetch(`${d.endpoint}/s3/multipart/${uploadId}${q}`, { method: 'DELETE', headers: { cookie } })
     assert.equal((await abort('session=bob')).status, 404)
     assert.equal((await abort('session=alice')).status, 200)
+  })
+
+  test('abandoned uploads are gone after their expiry: the multipart upload with its parts, the pending object, the row; and a multipart upload no row owns', async (t) => {
+    const d = await startDirect(t, {
+      uploads: { expiryMs: 1_500, sweepIntervalMs: 100 },
+      limits: { quotaBytes: 10 * MB, minFreeBytes: 0 },
+    })
+    const created = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'a.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 6 * MB },
+      },
+    })
+    const { uploadId, key, id } = created.body as { uploadId: string; key: string; id: string }
+    const signed = await call(d, `/multipart/${uploadId}/1?key=${encodeURIComponent(key)}`)
+    await fetch(signed.body.url as string, {
+      method: 'PUT',
+      body: new Uint8Array(randomBytes(1000)),
+    })
+    const simple = await call(
+      d,
+      '/params?filename=b.pdf&type=application%2Fpdf&metadata%5Bcategory%5D=file&metadata%5Bsize%5D=100',
+    )
+    // The object of a simple upload that is never asked for: a client that went away.
+    const { url, fields } = simple.body as { url: string; fields: Record<string, string> }
+    const form = new FormData()
+    for (const [name, value] of Object.entries(fields)) form.append(name, value)
+    form.append('file', new Blob([new Uint8Array(PDF)]), 'b.pdf')
+    assert.ok((await fetch(url, { method: 'POST', body: form })).status < 300)
+    // A multipart upload under the folder whose row is gone (a crash between the two).
+    const orphan = await s3.client.send(
+      new CreateMultipartUploadCommand({ Bucket: d.bucket, Key: '.direct/AAAAAAAAAAAAAAAAAAAAAA' }),
+    )
+    assert.ok(orphan.UploadId)
+    const open = () =>
+      s3.client
+        .send(new ListMultipartUploadsCommand({ Bucket: d.bucket, Prefix: '.direct/' }))
+        .then((out) => (out.Uploads ?? []).map((u) => u.Key))
+    assert.equal((await open()).length, 2)
+    // The 6 MB reserved for the first upload is still held: 5 MB more do not fit the quota.
+    const held = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'c.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 5 * MB },
+      },
+    })
+    assert.equal(held.body.error?.code, 'UE_QUOTA_EXCEEDED')
+
+    await eventually(
+      async () => ({ open: await open(), objects: await objectsIn(d.bucket) }),
+      (v) => v.open.length === 0 && v.objects.length === 0,
+      15_000,
+    )
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
+    ).json()) as { code: string }
+    assert.equal(result.code, 'UE_NOT_FOUND', 'the row is gone')
+    assert.equal(
+      (await call(d, `/multipart/${uploadId}/2?key=${encodeURIComponent(key)}`)).status,
+      404,
+    )
+    const freed = await call(d, '/multipart', {
+      method: 'POST',
+      json: {
+        filename: 'c.pdf',
+        type: 'application/pdf',
+        metadata: { category: 'file', size: 5 * MB },
+      },
+    })
+    assert.equal(freed.status, 200, 'the reservation went with the row')
   })
 
   test('the token in the path is read as the query token and never written to the log', async (t) => {

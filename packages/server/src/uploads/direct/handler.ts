@@ -13,6 +13,7 @@ import { urlOf } from '../../shared/request-url.js'
 import { jsonResponse } from '../../shared/respond.js'
 import type { FetchHandler } from '../../shared/types.js'
 import type { DirectBucket } from '../../storage/s3-direct.js'
+import { directIdOfKey } from './keys.js'
 import type { DirectLedger, DirectRow } from './ledger.js'
 import { type DirectCall, parseDirectPath } from './paths.js'
 
@@ -40,7 +41,7 @@ const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126
 /**
  * The signing routes `@uppy/aws-s3` 6 calls with `companionEndpoint` (docs/uploads.md): every
  * call is authenticated like an editor upload and may only touch an upload of its own caller;
- * keys are the server's (`<direct.pendingPrefix><upload id>`), never the client's.
+ * keys are the server's (`.direct/<upload id>`), never the client's.
  */
 export function createDirectHandler(deps: DirectDeps, basePath: string): FetchHandler {
   const { config } = deps
@@ -214,9 +215,8 @@ async function onUpload(
  * a finished one or an unknown one are the same UE_NOT_FOUND, so ids cannot be probed.
  */
 async function ownRow(deps: DirectDeps, actor: Actor, key: string | null): Promise<DirectRow> {
-  const pending = deps.config.direct.pendingPrefix
-  const id = key?.startsWith(pending) ? key.slice(pending.length) : undefined
-  const row = id && /^[A-Za-z0-9_-]{16,128}$/.test(id) ? await deps.ledger.get(id) : null
+  const id = key === null ? null : directIdOfKey(key)
+  const row = id === null ? null : await deps.ledger.get(id)
   if (row?.state !== 'receiving' || !ownedBy(row, actor)) throw new UeError('UE_NOT_FOUND')
   return row
 }

@@ -7,12 +7,13 @@ import type { StorageKey } from '../../shared/types.js'
 import type { DirectBucket } from '../../storage/s3-direct.js'
 import { claimAndFinish, type UploadDeps } from '../finish.js'
 import type { UnfinishedBytes } from '../unfinished.js'
-import { removeDirectBytes } from './sweep.js'
+import { DIRECT_FOLDER, directIdOfKey, pendingKeyOf } from './keys.js'
+import { abortOrphanMultiparts, removeDirectBytes } from './sweep.js'
 
 /** A direct upload as its ledger row records it. */
 export interface DirectRow {
   id: string
-  /** `<direct.pendingPrefix><id>`: where the browser's bytes land. */
+  /** `.direct/<id>`: where the browser's bytes land. */
   key: StorageKey
   owner: string | null
   client: string | null
@@ -51,13 +52,7 @@ export interface DirectLedger {
   finish(row: DirectRow): Promise<Finished>
 }
 
-/** Uploads not finished within a day are removed by the expiry sweep. */
-const EXPIRES_MS = 24 * 60 * 60 * 1000
-
-export function createDirectLedger(
-  deps: UploadDeps,
-  o: { pendingPrefix: string; expiresMs?: number },
-): DirectLedger {
+export function createDirectLedger(deps: UploadDeps, o: { expiresMs: number }): DirectLedger {
   const { uploads } = deps
   const rowOf = (row: UploadRow): DirectRow => ({
     id: row.id,
@@ -79,8 +74,8 @@ export function createDirectLedger(
         id,
         via: 'direct',
         ...d,
-        storeRef: `${o.pendingPrefix}${id}`,
-        expiresAt: Date.now() + (o.expiresMs ?? EXPIRES_MS),
+        storeRef: pendingKeyOf(id),
+        expiresAt: Date.now() + o.expiresMs,
       })
       try {
         // Counted after the row exists, so two uploads opened at once cannot both fit.
@@ -123,12 +118,13 @@ export function createDirectLedger(
 
 /**
  * What direct uploads keep until they end, for the ending, the expiry sweep and reconcile: the
- * pending object (and its multipart upload) under `<pendingPrefix><id>`.
+ * pending object (and its multipart upload) under `.direct/<id>`.
  */
 export function directUnfinished(
   bucket: DirectBucket,
   storage: UploadDeps['storage'],
-  pendingPrefix: string,
+  isLive: (id: string) => Promise<boolean>,
+  expiresMs: number,
 ): UnfinishedBytes {
   return {
     remove: (row) => removeDirectBytes(bucket, storage, row.storeRef as StorageKey),
@@ -137,9 +133,9 @@ export function directUnfinished(
       const key = row.storeRef as StorageKey
       return (await storage.stat(key)) ? { kind: 'object', key } : null
     },
-    idOfKey: (key) =>
-      key.startsWith(pendingPrefix) && key.length > pendingPrefix.length
-        ? key.slice(pendingPrefix.length)
-        : null,
+    idOfKey: directIdOfKey,
+    // Multipart uploads whose row is gone (removed while their abort failed): after the expiry.
+    sweepOrphans: () =>
+      abortOrphanMultiparts(bucket, `${DIRECT_FOLDER}/`, isLive, Date.now() - expiresMs),
   }
 }
