@@ -1,4 +1,5 @@
 import type { ParsedServerConfig } from './schema.js'
+import { uploadUrls } from './upload-urls.js'
 
 export interface CrossOriginProblem {
   /** The relative URLs, each as `what (url)`. */
@@ -16,7 +17,9 @@ const isAbsolute = (url: string) => /^(https?:)?\/\//i.test(url.trim())
  * start, so this names them (at start and in `doctor`).
  */
 export function crossOriginProblem(
-  cfg: Pick<ParsedServerConfig, 'http' | 'editor' | 'publicUrl'> & { publicUrl: string },
+  cfg: Pick<ParsedServerConfig, 'http' | 'editor' | 'publicUrl' | 'tus' | 'routes'> & {
+    publicUrl: string
+  },
 ): CrossOriginProblem | undefined {
   if (cfg.http.corsOrigins.length === 0) return undefined
   const relative: string[] = []
@@ -33,6 +36,8 @@ export function crossOriginProblem(
   const direct = cfg.editor.uploadDirectUrl
   if (typeof direct === 'string' && !isAbsolute(direct))
     relative.push(`uploadDirectUrl (${direct})`)
+  for (const [key, url] of Object.entries(uploadUrls(cfg)))
+    if (!isAbsolute(url)) relative.push(`${key} (${url})`)
   if (relative.length === 0) return undefined
   return {
     relative,
@@ -40,9 +45,9 @@ export function crossOriginProblem(
       `http.corsOrigins is set (the editor page is on another origin), but the config answer ` +
       `names relative URLs: ${relative.join(', ')}; the browser resolves them against the ` +
       `page's origin, not this server's, so stored images break, formulas do not render and ` +
-      `the AI dialog gets 404`,
+      `the AI dialog and resumable uploads get 404`,
     fix:
       "set UEDITOR_PUBLIC_URL (publicUrl) to this server's absolute URL of stored files, such " +
-      'as https://ue.example.com/uploads/; the formula and AI URLs follow it unless set on their own (docs/deploy.md)',
+      'as https://ue.example.com/uploads/; the formula, AI and upload URLs follow it unless set on their own (docs/deploy.md)',
   }
 }

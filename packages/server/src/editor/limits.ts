@@ -32,8 +32,12 @@ export function uploadClientKey(client: UploadClient): string | undefined {
 
 /** Admits one upload or throws; the returned function ends it (call it exactly once). */
 export interface UploadGate {
-  /** `clientGone` aborts a wait in the queue: the place is given up at once. */
-  admit(client: UploadClient, clientGone?: AbortSignal): Promise<() => void>
+  /**
+   * `clientGone` aborts a wait in the queue: the place is given up at once. `rate: false` takes
+   * an in-flight slot without counting against the per-minute rate (the next request of an
+   * upload already counted, such as a resumable upload's `PATCH`).
+   */
+  admit(client: UploadClient, clientGone?: AbortSignal, o?: { rate?: boolean }): Promise<() => void>
 }
 
 /** What the gate reports, for the metrics. */
@@ -107,7 +111,7 @@ export function createUploadGate(
   }
 
   /** Waits for a slot of `b`; on timeout or hang-up the place and the token are given back. */
-  const wait = (b: Bucket, clientGone: AbortSignal | undefined) =>
+  const wait = (b: Bucket, clientGone: AbortSignal | undefined, counted: boolean) =>
     new Promise<void>((resolve, reject) => {
       const ended = events.queued()
       const leave = (outcome: QueueOutcome, error: UeError) => {
@@ -116,7 +120,7 @@ export function createUploadGate(
         b.waiting.splice(at, 1)
         clearTimeout(timer)
         clientGone?.removeEventListener('abort', onGone)
-        b.tokens = Math.min(o.uploadsPerMinute, b.tokens + 1)
+        if (counted) b.tokens = Math.min(o.uploadsPerMinute, b.tokens + 1)
         ended(outcome)
         reject(error)
       }
@@ -140,7 +144,11 @@ export function createUploadGate(
       else clientGone?.addEventListener('abort', onGone, { once: true })
     })
 
-  const take = async (client: string, clientGone?: AbortSignal): Promise<() => void> => {
+  const take = async (
+    client: string,
+    clientGone: AbortSignal | undefined,
+    counted: boolean,
+  ): Promise<() => void> => {
     const t = now()
     let b = buckets.get(client)
     if (!b) {
@@ -149,21 +157,23 @@ export function createUploadGate(
       buckets.set(client, b)
     }
     refill(b, t)
-    if (o.uploadsPerMinute > 0 && b.tokens < 1) throw refuse('per_minute', 'uploads per minute')
+    if (counted && o.uploadsPerMinute > 0 && b.tokens < 1)
+      throw refuse('per_minute', 'uploads per minute')
     const full = o.concurrentUploads > 0 && b.active >= o.concurrentUploads
     if (full && b.waiting.length >= o.uploadQueue)
       throw refuse('queue_full', 'concurrent uploads, and the upload queue is full')
-    b.tokens -= 1
-    if (full) await wait(b, clientGone)
+    if (counted) b.tokens -= 1
+    if (full) await wait(b, clientGone, counted)
     else b.active++
     return releaser(b)
   }
 
   return {
-    async admit(client, clientGone) {
+    async admit(client, clientGone, options) {
       const limited = o.uploadsPerMinute > 0 || o.concurrentUploads > 0
       const key = client.user && exempt.has(client.user) ? undefined : uploadClientKey(client)
-      const release = key && limited ? await take(key, clientGone) : () => {}
+      const counted = options?.rate !== false
+      const release = key && limited ? await take(key, clientGone, counted) : () => {}
       try {
         if (o.minFreeBytes > 0 && (await free()) < o.minFreeBytes)
           throw new UeError('UE_STORAGE_FULL')

@@ -55,6 +55,8 @@ describe('the editor protocol as UEditor Plus speaks it', () => {
     // The formula renderer is on by default: its image URL and the dialog's offline mode are
     // sent (docs/formula.md).
     expected.formulaConfig = { imageUrlTemplate: '/formula.svg?{}', editorMode: 'plain' }
+    // Resumable uploads are on by default: their route is named for the page (docs/uploads.md).
+    expected.uploadTusUrl = '/tus'
     assert.deepEqual(config, expected)
     for (const [key, value] of Object.entries(config)) {
       if (key.endsWith('UrlPrefix')) assert.equal(typeof value, 'string', key)

@@ -95,11 +95,12 @@ test('the binary names the address in use and writes nothing', async (t) => {
 
 const RELATIVE_URLS_WARNING =
   'http.corsOrigins is set (the editor page is on another origin), but the config answer names ' +
-  'relative URLs: stored files (/uploads/), formulaConfig.imageUrlTemplate (/formula.svg?{}); ' +
-  "the browser resolves them against the page's origin, not this server's, so stored images " +
-  "break, formulas do not render and the AI dialog gets 404; set UEDITOR_PUBLIC_URL (publicUrl) to this server's " +
-  'absolute URL of stored files, such as https://ue.example.com/uploads/; the formula and AI ' +
-  'URLs follow it unless set on their own (docs/deploy.md)'
+  'relative URLs: stored files (/uploads/), formulaConfig.imageUrlTemplate (/formula.svg?{}), ' +
+  "uploadTusUrl (/tus); the browser resolves them against the page's origin, not this server's, " +
+  'so stored images break, formulas do not render and the AI dialog and resumable uploads get ' +
+  "404; set UEDITOR_PUBLIC_URL (publicUrl) to this server's absolute URL of stored files, such " +
+  'as https://ue.example.com/uploads/; the formula, AI and upload URLs follow it unless set on ' +
+  'their own (docs/deploy.md)'
 
 /** Starts the binary, waits for its banner, stops it with SIGTERM; returns its stderr lines. */
 async function startAndStop(env: NodeJS.ProcessEnv): Promise<string[]> {
@@ -140,7 +141,11 @@ test('a start with CORS origins and relative URLs in the config answer logs a wa
     [
       [
         RELATIVE_URLS_WARNING,
-        ['stored files (/uploads/)', 'formulaConfig.imageUrlTemplate (/formula.svg?{})'],
+        [
+          'stored files (/uploads/)',
+          'formulaConfig.imageUrlTemplate (/formula.svg?{})',
+          'uploadTusUrl (/tus)',
+        ],
       ],
     ],
   )

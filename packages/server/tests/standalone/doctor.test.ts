@@ -282,8 +282,8 @@ test('doctor warns when CORS origins are set but the config answer names relativ
     /cross-origin|^ {6}fix: set UEDITOR_PUBLIC_URL/.test(l),
   )
   assert.deepEqual(found, [
-    "warn  cross-origin: http.corsOrigins is set (the editor page is on another origin), but the config answer names relative URLs: stored files (/uploads/), formulaConfig.imageUrlTemplate (/formula.svg?{}), ai.driverConfig.url (/ueditor?action=ai); the browser resolves them against the page's origin, not this server's, so stored images break, formulas do not render and the AI dialog gets 404",
-    "      fix: set UEDITOR_PUBLIC_URL (publicUrl) to this server's absolute URL of stored files, such as https://ue.example.com/uploads/; the formula and AI URLs follow it unless set on their own (docs/deploy.md)",
+    "warn  cross-origin: http.corsOrigins is set (the editor page is on another origin), but the config answer names relative URLs: stored files (/uploads/), formulaConfig.imageUrlTemplate (/formula.svg?{}), ai.driverConfig.url (/ueditor?action=ai), uploadTusUrl (/tus); the browser resolves them against the page's origin, not this server's, so stored images break, formulas do not render and the AI dialog and resumable uploads get 404",
+    "      fix: set UEDITOR_PUBLIC_URL (publicUrl) to this server's absolute URL of stored files, such as https://ue.example.com/uploads/; the formula, AI and upload URLs follow it unless set on their own (docs/deploy.md)",
   ])
   const absolute = await runCli(
     ['doctor'],

@@ -7,7 +7,16 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
 import * as tus from 'tus-js-client'
 import type { ServerConfigInput } from '../../src/config/schema.js'
-import { ALICE, BOB, TOKENS } from '../helpers/auth.js'
+import {
+  ALICE,
+  AUDIENCE,
+  BOB,
+  hsToken,
+  ISSUER,
+  SECRET,
+  TOKENS,
+  unsignedToken,
+} from '../helpers/auth.js'
 import { PDF, png } from '../helpers/fixtures.js'
 import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
@@ -289,6 +298,84 @@ describe('tus uploads on disk', () => {
     assert.equal(created.status, 201, created.text)
     const config = await (await fetch(srv.action('config', `&token=${ALICE}`))).json()
     assert.equal(config.uploadTusUrl, '/tus')
+  })
+
+  test('creations count against the per-minute upload rate, each chunk of an upload does not', async (t) => {
+    const srv = await startTestServer(t, { ...AUTH, limits: { uploadsPerMinute: 2 } })
+    const chunk = 10
+    const bytes = Buffer.concat([PDF, Buffer.alloc(6 * chunk - PDF.length, 32)])
+    const url = uploadUrl(
+      srv,
+      await create(srv, { length: bytes.length, metadata: { filename: 'a.pdf' } }),
+    )
+    let last: TusAnswer | undefined
+    for (let offset = 0; offset < bytes.length; offset += chunk) {
+      last = await tusFetch(url, {
+        method: 'PATCH',
+        headers: {
+          ...bearer(ALICE),
+          'Upload-Offset': String(offset),
+          'Content-Type': 'application/offset+octet-stream',
+        },
+        body: bytes.subarray(offset, offset + chunk),
+      })
+      assert.ok(
+        last.status === 204 || last.status === 200,
+        `${offset}: ${last.status} ${last.text}`,
+      )
+    }
+    assert.equal(last?.json().state, 'SUCCESS')
+    assert.equal((await create(srv, { length: 10, metadata: { filename: 'b.pdf' } })).status, 201)
+    const third = await create(srv, { length: 10, metadata: { filename: 'c.pdf' } })
+    assert.equal(third.status, 429)
+    assert.equal(third.json().error?.code, 'UE_RATE_LIMITED')
+  })
+
+  test('a JWT is a credential as for every upload; a session cookie is not, from another site’s page', async (t) => {
+    const jwt = await startTestServer(t, {
+      auth: { jwt: { secret: SECRET, audience: AUDIENCE, issuer: ISSUER } },
+    })
+    const made = await create(jwt, {
+      length: 10,
+      token: await hsToken({ sub: 'carol' }),
+      metadata: { filename: 'a.pdf' },
+    })
+    assert.equal(made.status, 201, made.text)
+    const forged = await create(jwt, {
+      length: 10,
+      token: unsignedToken('carol'),
+      metadata: { filename: 'a.pdf' },
+    })
+    assert.equal(forged.status, 401)
+
+    const hook = (request: Request) => {
+      const m = /(?:^|;\s*)session=(\w+)/.exec(request.headers.get('cookie') ?? '')
+      return m ? { user: m[1] as string } : null
+    }
+    const cookie = await startTestServer(t, {}, { authorize: hook })
+    const post = (site: string) =>
+      tusFetch(tusUrl(cookie), {
+        method: 'POST',
+        headers: {
+          Cookie: 'session=dave',
+          'Sec-Fetch-Site': site,
+          'Upload-Length': '10',
+          'Upload-Metadata': tusMetadata({ filename: 'a.pdf' }),
+        },
+      })
+    assert.equal((await post('same-origin')).status, 201)
+    const other = await post('cross-site')
+    assert.equal(other.status, 403)
+    assert.equal(other.json().error?.code, 'UE_CROSS_SITE')
+  })
+
+  test('with tus.enabled false the route is not served and the config answer does not name it', async (t) => {
+    const srv = await startTestServer(t, { ...AUTH, tus: { enabled: false } })
+    const created = await create(srv, { length: PDF.length, metadata: { filename: 'a.pdf' } })
+    assert.equal(created.status, 404)
+    assert.equal(created.json().error?.code, 'UE_NOT_FOUND')
+    const config = await (await fetch(srv.action('config'), { headers: bearer(ALICE) })).json()
+    assert.equal('uploadTusUrl' in config, false)
   })
 
   test('browsers on an allowed origin may send and read the tus headers', async (t) => {

@@ -128,7 +128,9 @@ export function createTusRoute(o: {
 
   /** Through tus, counted as an upload in flight, under the per-client limits. */
   const receive = async (request: Request, actor: Actor, id?: string): Promise<Response> => {
-    const release = await gate.admit(actor, request.signal)
+    // The creation counts against the per-minute rate; each PATCH holds an in-flight slot only,
+    // so a client sending small chunks is not refused halfway through a large file.
+    const release = await gate.admit(actor, request.signal, { rate: id !== undefined })
     const uploadEnded = metrics.uploadStarted()
     const tusRequest = watched(request)
     if (id) assigned.set(tusRequest.request, id)
@@ -166,7 +168,7 @@ export function createTusRoute(o: {
     await checkQuota(deps, actor, size)
     const id = randomBytes(16).toString('base64url')
     const now = Date.now()
-    await deps.uploads.create({
+    const row = await deps.uploads.create({
       id,
       via: 'tus',
       owner: actor.user,
@@ -178,17 +180,23 @@ export function createTusRoute(o: {
       createdAt: now,
       expiresAt: now + config.uploads.expiryMs,
     })
+    // Not created after all (refused, or its body broke off before the answer, so the client
+    // never learnt its Location): its bytes and its reservation go.
+    const forget = async () => {
+      if (await deps.uploads.claim(id)) await place.remove(row)
+      await deps.uploads.remove(id)
+    }
+    let answer: Response
     try {
       // Again with the row in: two creations at once on two nodes cannot both pass.
       await checkQuota(deps, actor, 0)
-      return await receive(request, actor, id)
+      answer = await receive(request, actor, id)
     } catch (e) {
-      // Refused before tus made anything: the reservation goes. (A body broken off after the
-      // upload exists leaves a resumable upload, which the client cannot name without its
-      // Location; the expiry sweep takes it.)
-      if (isUeError(e)) await deps.uploads.remove(id)
+      await forget()
       throw e
     }
+    if (answer.status >= 300) await forget()
+    return answer
   }
 
   /** HEAD, PATCH and DELETE of an upload that is no longer receiving: its bytes have moved on. */
