@@ -105,3 +105,6 @@ export function createMaterialLoaders(options: LoaderOptions = {}): {
 function positive(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined
 }
+
+export { uploadService } from './upload/service.js'
+export type * from './upload/types.js'

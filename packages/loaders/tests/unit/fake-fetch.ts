@@ -3,6 +3,8 @@ export interface Call {
   method: string
   headers: Record<string, string>
   body: unknown
+  /** The body as given (a FormData, a Blob, a string). */
+  raw: unknown
   signal: AbortSignal | undefined
 }
 
@@ -17,6 +19,7 @@ export function fakeFetch(...replies: Reply[]) {
       method: init.method ?? 'GET',
       headers: Object.fromEntries(new Headers(init.headers).entries()),
       body: typeof init.body === 'string' ? JSON.parse(init.body) : undefined,
+      raw: init.body,
       signal: init.signal ?? undefined,
     }
     calls.push(call)

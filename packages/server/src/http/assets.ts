@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -44,8 +45,8 @@ export function createAssetServer(assets: ReadonlyMap<string, Asset>): FetchHand
 
 /**
  * The browser files of `@ueditor-backend/loaders`, when that package is installed: the ESM
- * bundle at `<materials>/loaders.js`, the IIFE at `<materials>/loaders.iife.js`, and the
- * example page at `/examples/designer.html`.
+ * bundle at `<materials>/loaders.js` with its chunks, the IIFE at `<materials>/loaders.iife.js`,
+ * and the example page at `/examples/designer.html`.
  */
 export function loaderAssets(materialsPrefix: string): Map<string, Asset> {
   const assets = new Map<string, Asset>()
@@ -64,9 +65,24 @@ export function loaderAssets(materialsPrefix: string): Map<string, Asset> {
     file: join(dir, 'dist/bundle/loaders.iife.min.js'),
     contentType: js,
   })
+  // The ES module's chunks (the tus client, loaded on the first tus upload), under their own
+  // names next to it, where its relative imports look for them.
+  for (const name of bundleChunks(join(dir, 'dist/bundle')))
+    assets.set(`${materialsPrefix}${name}`, {
+      file: join(dir, 'dist/bundle', name),
+      contentType: js,
+    })
   assets.set('/examples/designer.html', {
     file: join(dir, 'examples/designer.html'),
     contentType: 'text/html; charset=utf-8',
   })
   return assets
+}
+
+function bundleChunks(folder: string): string[] {
+  try {
+    return readdirSync(folder).filter((name) => /^loaders-[\w-]+\.min\.js$/.test(name))
+  } catch {
+    return []
+  }
 }
