@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises'
+import { fmt } from './context.js'
 
 export interface Target {
   /** What the target is checked on, e.g. `ratio to bare` or `p99 at 1M`. */
@@ -19,6 +20,18 @@ export interface Row {
   target?: Target
   /** Numbers as measured, for results.json. */
   figures?: Record<string, number>
+}
+
+const MB = 1024 * 1024
+
+/** A streaming upload's memory row: the server's peak RSS, at most 250 MB whatever the file size. */
+export function peakRssRow(scenario: string, peakRss: number): Row {
+  return {
+    scenario,
+    server: `${fmt(peakRss / MB)} MB`,
+    target: { what: 'peak RSS', value: peakRss / MB, unit: 'MB', op: '<=', limit: 250 },
+    figures: { peakRssBytes: peakRss },
+  }
 }
 
 export type Status = 'PASS' | 'FAIL' | 'reported' | 'skipped' | 'ERROR'

@@ -12,7 +12,7 @@ import {
   using,
 } from '../context.js'
 import { startBare, startUeditor } from '../processes.js'
-import type { Row } from '../report.js'
+import { peakRssRow, type Row } from '../report.js'
 
 const MB = 1024 * 1024
 
@@ -154,18 +154,7 @@ export function resumableUploadScenarios(p: Profile): Promise<Row[]> {
           bareMbPerSecond: mbPerSecond(bare.ms),
         },
       },
-      {
-        scenario: `peak RSS, one ${fmt(size / MB)} MB upload through tus`,
-        server: `${fmt(measured.peakRss / MB)} MB`,
-        target: {
-          what: 'peak RSS',
-          value: measured.peakRss / MB,
-          unit: 'MB',
-          op: '<=',
-          limit: 250,
-        },
-        figures: { peakRssBytes: measured.peakRss },
-      },
+      peakRssRow(`peak RSS, one ${fmt(size / MB)} MB upload through tus`, measured.peakRss),
     ]
   })
 }

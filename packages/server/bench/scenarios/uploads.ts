@@ -14,7 +14,7 @@ import {
 } from '../context.js'
 import { type LoadResult, load, warmUp } from '../load.js'
 import { type ServerProcess, startBare, startUeditor } from '../processes.js'
-import type { Row } from '../report.js'
+import { peakRssRow, type Row } from '../report.js'
 
 const MB = 1024 * 1024
 const SMALL_CONNECTIONS = 10
@@ -201,18 +201,12 @@ export function largeUploadScenarios(p: Profile): Promise<Row[]> {
         figures: { mbPerSecond: measured.mbPerSecond, bareMbPerSecond: baseline.mbPerSecond },
       })
       if (largest)
-        rows.push({
-          scenario: `peak RSS, ${size.connections} concurrent ${fmt(size.bytes / MB)} MB uploads`,
-          server: `${fmt(measured.peakRss / MB)} MB`,
-          target: {
-            what: 'peak RSS',
-            value: measured.peakRss / MB,
-            unit: 'MB',
-            op: '<=',
-            limit: 250,
-          },
-          figures: { peakRssBytes: measured.peakRss },
-        })
+        rows.push(
+          peakRssRow(
+            `peak RSS, ${size.connections} concurrent ${fmt(size.bytes / MB)} MB uploads`,
+            measured.peakRss,
+          ),
+        )
     }
     return rows
   })

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import { UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
 import { guarded, isForeignKeyViolation } from './errors.js'
+import { toEntry } from './file-index.js'
 import { isPostgres } from './identity.js'
 import type { DbSchema, DocumentRow, FileRow } from './schema.js'
 import type { FileEntry } from './types.js'
@@ -344,20 +345,5 @@ function toRecord(row: DocumentRow, keys: StorageKey[]): DocumentRecord {
     createdAt: Number(row.createdAt),
     savedAt: Number(row.savedAt),
     keys,
-  }
-}
-
-function toEntry(row: FileRow): FileEntry {
-  return {
-    id: Number(row.id),
-    key: row.key,
-    category: row.category,
-    originalName: row.originalName ?? '',
-    ext: row.ext ?? '',
-    size: Number(row.size ?? 0),
-    mime: row.mime ?? '',
-    sha256: row.sha256 ?? '',
-    createdAt: Number(row.createdAt),
-    owner: row.owner ?? null,
   }
 }

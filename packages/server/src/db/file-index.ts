@@ -370,7 +370,8 @@ function toListed(row: ListedRow): ListedFile {
   }
 }
 
-function toEntry(row: FileRow): FileEntry {
+/** A file row as the index's entry (the documents repository reads the same rows). */
+export function toEntry(row: FileRow): FileEntry {
   return {
     id: Number(row.id),
     key: row.key,

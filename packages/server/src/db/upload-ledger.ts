@@ -1,4 +1,5 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type Selectable, sql } from 'kysely'
+import type { UploadResult } from '../shared/types.js'
 import { guarded } from './errors.js'
 import type { DbSchema, UploadsTable } from './schema.js'
 
@@ -9,16 +10,7 @@ export type UploadCategory = UploadsTable['category']
 export const UPLOAD_CATEGORIES: readonly UploadCategory[] = ['image', 'video', 'audio', 'file']
 
 /** What a settled upload came to: the editor's upload result, or the refusal. */
-export type UploadOutcome =
-  | {
-      state: 'SUCCESS'
-      url: string
-      title: string
-      original: string
-      type: string
-      size: number
-    }
-  | { code: string; message: string }
+export type UploadOutcome = UploadResult | { code: string; message: string }
 
 /** One row of the ledger. */
 export interface UploadRow {
@@ -181,20 +173,7 @@ export function createUploadLedger(db: Kysely<DbSchema>): UploadLedger {
   }
 }
 
-function rowOf(row: {
-  id: string
-  via: UploadVia
-  owner: string | null
-  client: string | null
-  category: UploadCategory
-  originalName: string
-  size: number | string
-  storeRef: string
-  state: UploadState
-  result: string | null
-  createdAt: number | string
-  expiresAt: number | string
-}): UploadRow {
+function rowOf(row: Selectable<UploadsTable>): UploadRow {
   return {
     ...row,
     // PostgreSQL answers a bigint as a string.

@@ -1,4 +1,9 @@
 import sanitizeHtml from 'sanitize-html'
+import {
+  keepDataImagesMatching,
+  DROPPED_WITH_CONTENT as SHARED_DROPPED_WITH_CONTENT,
+  styleRules,
+} from '../shared/html-allow-list.js'
 import { CLASS_NAMES, PLAIN_PROPERTIES, URL_PROPERTIES, WHITE_LIST } from './allow-list.js'
 
 /**
@@ -18,45 +23,12 @@ export interface ArticleSanitizerOptions {
   isOwnFile(url: string): boolean
 }
 
-// Dropped together with their text: raw-text and foreign-content elements whose content would
-// otherwise come back as live markup (mXSS through svg, math, style, noscript and the like).
-const DROPPED_WITH_CONTENT = [
-  'script',
-  'style',
-  'textarea',
-  'option',
-  'xmp',
-  'noscript',
-  'noembed',
-  'noframes',
-  'frame',
-  'frameset',
-  'object',
-  'applet',
-  'template',
-  'title',
-  'select',
-  'svg',
-  'math',
-  'plaintext',
-  'head',
-]
+// `iframe` and `embed` are not dropped with their content here: they stay where the options say.
+const DROPPED_WITH_CONTENT = [...SHARED_DROPPED_WITH_CONTENT, 'head']
 
-// Plain values: letters (CJK font names included), digits and the punctuation of lengths,
-// colours and font lists. No `:`, `\`, `;`, `{`, `<`, so no url(), no escapes, no way out of the
-// declaration; the look-ahead refuses legacy script-bearing values.
-const PLAIN =
-  /^(?![\s\S]*(?:expression|javascript|vbscript|behaviou?r|binding|@import))[\p{L}\p{N}\s#%.,+\-/()'"!_*]*$/iu
-// As PLAIN, plus `url(…)` whose target is http(s), protocol-relative or relative: a `:` may
-// only end `http:` or `https:`.
-const WITH_URL =
-  /^(?![\s\S]*(?:expression|javascript|vbscript|behaviou?r|binding|@import))(?:https?:|[\p{L}\p{N}\s#%.,+\-/()'"!_*?=&~])*$/iu
-
-const ALLOWED_STYLES: Record<string, RegExp[]> = {
-  ...Object.fromEntries(PLAIN_PROPERTIES.map((p) => [p, [PLAIN]])),
-  ...Object.fromEntries(URL_PROPERTIES.map((p) => [p, [WITH_URL]])),
+const ALLOWED_STYLES = styleRules(PLAIN_PROPERTIES, URL_PROPERTIES, {
   display: [/^(?:block|inline|inline-block|table|table-row|table-cell|list-item|none)$/i],
-}
+})
 
 // Raster images only, as the editor pastes them before upload; never SVG (it can hold script
 // when opened on its own) and never another type.
@@ -127,14 +99,7 @@ export function createArticleSanitizer(o: ArticleSanitizerOptions): ArticleSanit
               : { ...rest, target },
         }
       },
-      img: (tagName, attribs) => {
-        const src = attribs.src ?? ''
-        const keep = !/^\s*data:/i.test(src) || DATA_IMAGE.test(src)
-        return {
-          tagName,
-          attribs: Object.fromEntries(Object.entries(attribs).filter(([k]) => keep || k !== 'src')),
-        }
-      },
+      img: keepDataImagesMatching(DATA_IMAGE),
       video: (tagName, attribs) => {
         // video.js reads `data-setup` as its options: the editor writes `{}`, nothing else stays.
         const { 'data-setup': setup, ...rest } = attribs

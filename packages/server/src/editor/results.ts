@@ -1,14 +1,9 @@
 import type { FileEntry, ListedFile } from '../db/types.js'
 import { publicUrlOf } from '../shared/public-url.js'
 
-export interface UploadResult {
-  state: 'SUCCESS'
-  url: string
-  title: string
-  original: string
-  type: string
-  size: number
-}
+import type { UploadResult } from '../shared/types.js'
+
+export type { UploadResult }
 
 export interface ListEntry {
   url: string

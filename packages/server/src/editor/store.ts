@@ -75,7 +75,34 @@ export async function storeBytes(
   reservation?: string,
 ): Promise<FileEntry> {
   await checkQuota(deps, actor, file.size, reservation)
-  const entry = await storeProcessed(deps, place, file, rule, type, actor, reservation)
+  const key = await putUnderFreshKey(place, rule.pathFormat, type.ext, {
+    size: file.size,
+    contentType: type.mime,
+  })
+  let entry: FileEntry
+  let indexed = false
+  try {
+    entry = await indexAnnounced(announcing(deps), {
+      key,
+      category: rule.category,
+      originalName: cleanOriginalName(file.originalName, `${rule.category}${type.ext}`),
+      ext: type.ext,
+      size: file.size,
+      mime: type.mime,
+      // No digest is taken: nothing reads it, and hashing cost a quarter of a large upload's CPU.
+      sha256: '',
+      owner: actor.user,
+    })
+    indexed = true
+    await checkQuota(deps, actor, 0, reservation)
+  } catch (cause) {
+    // Its fileStored event went out with the row: the undo is announced too.
+    if (indexed) await removeAnnounced(announcing(deps), key, 'quota').catch(() => {})
+    await deps.storage
+      .delete(key)
+      .catch((e: unknown) => deps.log.error({ err: e, key }, 'undo failed'))
+    throw cause instanceof UeError ? cause : new UeError('UE_INDEX_FAILED', { cause })
+  }
   deps.log.info(
     {
       audit: 'upload',
@@ -119,45 +146,6 @@ export async function checkQuota(
     deps.uploads.reserved(actor.user, reservation),
   ])
   if (stored + reserved + size > quota) throw new UeError('UE_QUOTA_EXCEEDED')
-}
-
-async function storeProcessed(
-  deps: EditorDeps,
-  place: Placer,
-  file: { size: number; originalName: string },
-  rule: UploadRule,
-  type: { ext: string; mime: string },
-  actor: Actor,
-  reservation: string | undefined,
-): Promise<FileEntry> {
-  const key = await putUnderFreshKey(place, rule.pathFormat, type.ext, {
-    size: file.size,
-    contentType: type.mime,
-  })
-  let indexed = false
-  try {
-    const entry = await indexAnnounced(announcing(deps), {
-      key,
-      category: rule.category,
-      originalName: cleanOriginalName(file.originalName, `${rule.category}${type.ext}`),
-      ext: type.ext,
-      size: file.size,
-      mime: type.mime,
-      // No digest is taken: nothing reads it, and hashing cost a quarter of a large upload's CPU.
-      sha256: '',
-      owner: actor.user,
-    })
-    indexed = true
-    await checkQuota(deps, actor, 0, reservation)
-    return entry
-  } catch (cause) {
-    // Its fileStored event went out with the row: the undo is announced too.
-    if (indexed) await removeAnnounced(announcing(deps), key, 'quota').catch(() => {})
-    await deps.storage
-      .delete(key)
-      .catch((e: unknown) => deps.log.error({ err: e, key }, 'undo failed'))
-    throw cause instanceof UeError ? cause : new UeError('UE_INDEX_FAILED', { cause })
-  }
 }
 
 function announcing(deps: EditorDeps): FileEventDeps {

@@ -1,4 +1,11 @@
 import sanitizeHtml from 'sanitize-html'
+import {
+  keepDataImagesMatching,
+  DROPPED_WITH_CONTENT as SHARED_DROPPED_WITH_CONTENT,
+  PLAIN_PROPERTIES as SHARED_PLAIN_PROPERTIES,
+  URL_PROPERTIES as SHARED_URL_PROPERTIES,
+  styleRules,
+} from '../shared/html-allow-list.js'
 
 /**
  * Material HTML is `innerHTML`-ed into the integrator's admin page by the designer and then
@@ -61,30 +68,8 @@ const LAYOUT_TAGS = [
   'mark',
 ]
 
-// Dropped together with their text: raw-text and foreign-content elements whose content would
-// otherwise come back as live markup (the mXSS chains of row S37 go through svg/math/style).
-const DROPPED_WITH_CONTENT = [
-  'script',
-  'style',
-  'textarea',
-  'option',
-  'xmp',
-  'noscript',
-  'noembed',
-  'noframes',
-  'iframe',
-  'frame',
-  'frameset',
-  'object',
-  'embed',
-  'applet',
-  'template',
-  'title',
-  'select',
-  'svg',
-  'math',
-  'plaintext',
-]
+// Materials keep no frames or plugins at all: `iframe` and `embed` go with whatever they hold.
+const DROPPED_WITH_CONTENT = [...SHARED_DROPPED_WITH_CONTENT, 'iframe', 'embed']
 
 const TABLE_CELL = ['colspan', 'rowspan', 'width', 'height', 'valign', 'align']
 
@@ -101,98 +86,22 @@ const ALLOWED_ATTRIBUTES: sanitizeHtml.IOptions['allowedAttributes'] = {
   li: ['value'],
 }
 
-// Plain values: letters (CJK font names included), digits, and the punctuation of lengths,
-// colours, gradients and font lists. No `:`, `\`, `;`, `{`, `<`, so no url(), no escapes, no
-// breaking out of the declaration; the look-ahead refuses legacy script-bearing functions.
-const PLAIN =
-  /^(?![\s\S]*(?:expression|javascript|vbscript|behaviou?r|binding|@import))[\p{L}\p{N}\s#%.,+\-/()'"!_*]*$/iu
-// As PLAIN, plus `url(...)` whose target is http(s), protocol-relative or relative: a `:` may
-// only appear as the end of `http:` or `https:`.
-const WITH_URL =
-  /^(?![\s\S]*(?:expression|javascript|vbscript|behaviou?r|binding|@import))(?:https?:|[\p{L}\p{N}\s#%.,+\-/()'"!_*?=&~])*$/iu
-
+// Designs lay out with more than an article does: flex and gap, transforms, shadows, offsets.
 const PLAIN_PROPERTIES = [
-  'color',
-  'background-color',
-  'background-size',
-  'background-position',
-  'background-repeat',
+  ...SHARED_PLAIN_PROPERTIES,
   'background-clip',
   'background-origin',
-  'font',
-  'font-size',
-  'font-weight',
-  'font-style',
-  'font-family',
-  'font-variant',
-  'line-height',
-  'letter-spacing',
-  'word-spacing',
-  'text-align',
   'text-align-last',
-  'text-decoration',
-  'text-decoration-line',
   'text-decoration-color',
   'text-decoration-style',
-  'text-indent',
-  'text-transform',
-  'text-shadow',
-  'white-space',
-  'word-break',
-  'word-wrap',
-  'overflow-wrap',
-  'vertical-align',
   'writing-mode',
-  'margin',
-  'margin-top',
-  'margin-right',
-  'margin-bottom',
-  'margin-left',
-  'padding',
-  'padding-top',
-  'padding-right',
-  'padding-bottom',
-  'padding-left',
-  'border',
-  'border-top',
-  'border-right',
-  'border-bottom',
-  'border-left',
-  'border-width',
-  'border-style',
-  'border-color',
-  'border-top-width',
-  'border-right-width',
-  'border-bottom-width',
-  'border-left-width',
-  'border-top-style',
-  'border-right-style',
-  'border-bottom-style',
-  'border-left-style',
-  'border-top-color',
-  'border-right-color',
-  'border-bottom-color',
-  'border-left-color',
-  'border-radius',
   'border-top-left-radius',
   'border-top-right-radius',
   'border-bottom-right-radius',
   'border-bottom-left-radius',
-  'border-collapse',
-  'border-spacing',
   'box-shadow',
-  'box-sizing',
   'outline',
-  'width',
-  'height',
-  'min-width',
-  'min-height',
-  'max-width',
-  'max-height',
-  'float',
-  'clear',
   'opacity',
-  'overflow',
   'overflow-x',
   'overflow-y',
   'top',
@@ -215,25 +124,18 @@ const PLAIN_PROPERTIES = [
   'gap',
   'row-gap',
   'column-gap',
-  'list-style',
-  'list-style-type',
-  'list-style-position',
-  'table-layout',
-  'caption-side',
   'visibility',
 ]
-const URL_PROPERTIES = ['background', 'background-image', 'border-image', 'list-style-image']
+const URL_PROPERTIES = [...SHARED_URL_PROPERTIES, 'border-image', 'list-style-image']
 
-const ALLOWED_STYLES: Record<string, RegExp[]> = {
-  ...Object.fromEntries(PLAIN_PROPERTIES.map((p) => [p, [PLAIN]])),
-  ...Object.fromEntries(URL_PROPERTIES.map((p) => [p, [WITH_URL]])),
+const ALLOWED_STYLES = styleRules(PLAIN_PROPERTIES, URL_PROPERTIES, {
   // No `fixed`/`sticky`: a material must not cover the page it is previewed in.
   position: [/^(static|relative|absolute)$/i],
   'z-index': [/^-?\d{1,3}$/],
   display: [
     /^(block|inline|inline-block|flex|inline-flex|grid|inline-grid|table|table-row|table-cell|table-caption|list-item|none)$/i,
   ],
-}
+})
 
 const DATA_IMAGE = /^data:image\/(?:png|jpe?g|gif|webp);base64,[A-Za-z0-9+/\s]+=*$/i
 
@@ -257,14 +159,7 @@ const OPTIONS: sanitizeHtml.IOptions = {
           target === '_blank' ? { ...rest, target, rel: 'noopener noreferrer' } : { ...rest },
       }
     },
-    img: (tagName, attribs) => {
-      const src = attribs.src ?? ''
-      const keep = !/^\s*data:/i.test(src) || DATA_IMAGE.test(src)
-      return {
-        tagName,
-        attribs: Object.fromEntries(Object.entries(attribs).filter(([k]) => keep || k !== 'src')),
-      }
-    },
+    img: keepDataImagesMatching(DATA_IMAGE),
   },
 }
 

@@ -25,3 +25,13 @@ export interface Logger {
   warn(o: object, msg?: string): void
   error(o: object, msg?: string): void
 }
+
+/** The editor's answer to a stored upload; the upload ledger keeps it for settled uploads too. */
+export interface UploadResult {
+  state: 'SUCCESS'
+  url: string
+  title: string
+  original: string
+  type: string
+  size: number
+}

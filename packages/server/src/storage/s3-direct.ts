@@ -2,7 +2,7 @@ import type { ListMultipartUploadsCommandOutput, S3Client } from '@aws-sdk/clien
 import { UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
 import { checkedKey } from './checks.js'
-import type { S3StorageOptions } from './s3.js'
+import { keyPrefix, type S3StorageOptions, s3ClientConfig } from './s3.js'
 
 /** A signed browser POST: the form goes to `url` with `fields` first, then the file. */
 export interface SignedPost {
@@ -60,23 +60,12 @@ type Sdk = typeof import('@aws-sdk/client-s3')
 
 /** The bucket of the S3 storage driver, for direct uploads (same options, its own client). */
 export function s3DirectBucket(o: S3StorageOptions): DirectBucket {
-  const prefix = o.prefix ? (o.prefix.endsWith('/') ? o.prefix : `${o.prefix}/`) : ''
+  const prefix = keyPrefix(o)
   let connection: Promise<{ sdk: Sdk; client: S3Client }> | undefined
   const connect = () => {
     connection ??= import('@aws-sdk/client-s3').then((sdk) => ({
       sdk,
-      client: new sdk.S3Client({
-        region: o.region,
-        forcePathStyle: o.forcePathStyle ?? false,
-        // Checksums in a signed URL would bind it to bytes the server has never seen.
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-        responseChecksumValidation: 'WHEN_REQUIRED',
-        logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-        maxAttempts: 3,
-        requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
-        ...(o.endpoint ? { endpoint: o.endpoint } : {}),
-        ...(o.credentials ? { credentials: { ...o.credentials } } : {}),
-      }),
+      client: new sdk.S3Client(s3ClientConfig(o)),
     }))
     return connection
   }

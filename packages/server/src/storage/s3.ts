@@ -3,6 +3,7 @@ import type {
   GetObjectCommandOutput,
   ListObjectsV2CommandOutput,
   S3Client,
+  S3ClientConfig,
 } from '@aws-sdk/client-s3'
 import { isUeError, UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
@@ -34,13 +35,39 @@ const CONNECT_TIMEOUT_MS = 5_000
 const SOCKET_IDLE_TIMEOUT_MS = 30_000
 const MAX_ATTEMPTS = 3
 
+/** What goes in front of every key: the configured prefix, ending in `/`; or nothing. */
+export function keyPrefix(o: S3StorageOptions): string {
+  return o.prefix ? (o.prefix.endsWith('/') ? o.prefix : `${o.prefix}/`) : ''
+}
+
+/** The client settings both the storage driver and the direct-upload bucket use. */
+export function s3ClientConfig(o: S3StorageOptions): S3ClientConfig {
+  return {
+    region: o.region,
+    forcePathStyle: o.forcePathStyle ?? false,
+    // S3-compatibles often reject the newer default integrity checksums, and checksums in a
+    // signed URL would bind it to bytes the server has never seen.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    // Failures reach the caller as UeErrors; the SDK's console warnings would only duplicate them.
+    logger: QUIET,
+    maxAttempts: MAX_ATTEMPTS,
+    requestHandler: {
+      connectionTimeout: CONNECT_TIMEOUT_MS,
+      requestTimeout: SOCKET_IDLE_TIMEOUT_MS,
+    },
+    ...(o.endpoint ? { endpoint: o.endpoint } : {}),
+    ...(o.credentials ? { credentials: { ...o.credentials } } : {}),
+  }
+}
+
 /**
  * Stores objects in an S3 bucket. `put` uses a conditional write (`If-None-Match: *`), so the
  * store must support it (AWS S3, MinIO, Cloudflare R2 and others do); a store that ignores the
  * header would let a second writer replace an object.
  */
 export function s3Storage(o: S3StorageOptions): StorageDriver {
-  const prefix = o.prefix ? (o.prefix.endsWith('/') ? o.prefix : `${o.prefix}/`) : ''
+  const prefix = keyPrefix(o)
   let connection: Promise<{ sdk: SdkModule; client: S3Client }> | undefined
   let closed = false
 
@@ -49,22 +76,7 @@ export function s3Storage(o: S3StorageOptions): StorageDriver {
     if (closed) return Promise.reject(new UeError('UE_STORAGE_FAILED', { detail: 'closed' }))
     connection ??= import('@aws-sdk/client-s3').then((sdk) => ({
       sdk,
-      client: new sdk.S3Client({
-        region: o.region,
-        forcePathStyle: o.forcePathStyle ?? false,
-        // S3-compatibles often reject the newer default integrity checksums.
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-        responseChecksumValidation: 'WHEN_REQUIRED',
-        // Failures reach the caller as UeErrors; the SDK's console warnings would only duplicate them.
-        logger: QUIET,
-        maxAttempts: MAX_ATTEMPTS,
-        requestHandler: {
-          connectionTimeout: CONNECT_TIMEOUT_MS,
-          requestTimeout: SOCKET_IDLE_TIMEOUT_MS,
-        },
-        ...(o.endpoint ? { endpoint: o.endpoint } : {}),
-        ...(o.credentials ? { credentials: { ...o.credentials } } : {}),
-      }),
+      client: new sdk.S3Client(s3ClientConfig(o)),
     }))
     return connection
   }
