@@ -4,7 +4,7 @@ import type { StorageKey } from '../shared/types.js'
 import { guarded, isForeignKeyViolation } from './errors.js'
 import { toEntry } from './file-index.js'
 import { isPostgres } from './identity.js'
-import type { DbSchema, DocumentRow, FileRow } from './schema.js'
+import type { DbSchema, DocumentRow } from './schema.js'
 import type { FileEntry } from './types.js'
 
 /** The transaction a `within` callback runs in: a Kysely over the same schema. */

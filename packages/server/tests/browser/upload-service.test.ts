@@ -333,8 +333,18 @@ describe('uploadService() in Chromium, through tus on local disk', () => {
     const beforeUpload = chunks()
     const state = await page.evaluate(
       async ([token, base64]) => {
+        // Typed by hand: the server's tests compile before the loaders package (a fresh
+        // clone has no loaders types yet), and this page uses the bundle, not the types.
+        type Upload = (
+          type: string,
+          file: File,
+          callback: { success(res: { state: string }): void; error(message: string): void },
+          option: { from: string },
+        ) => void
         const { uploadService } = (
-          window as unknown as { loaders: typeof import('@ueditor-backend/loaders') }
+          window as unknown as {
+            loaders: { uploadService(o: { serverUrl: string; token: string }): Upload }
+          }
         ).loaders
         const upload = uploadService({ serverUrl: '/ueditor', token })
         const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))
