@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import type { Insertable } from 'kysely'
 import pg from 'pg'
 import type { MaterialRepository } from '../src/db/material-repo.js'
 import { type IndexConfig, openMetadataStore } from '../src/db/open.js'
 import type { FilesTable } from '../src/db/schema.js'
 import type { StorageKey } from '../src/shared/types.js'
+import { openRawSqlite } from './raw-sqlite.js'
 
 /** Where a population goes: an SQLite file, or a database of the run's PostgreSQL cluster. */
 export type IndexTarget = { driver: 'sqlite'; file: string } | { driver: 'postgres'; url: string }
@@ -55,25 +55,30 @@ const SQLITE_BATCH = 1_000_000
  * migrations' own; the counts it would have added are added once, as on PostgreSQL.
  */
 async function addSqliteImages(file: string, owner: string, from: number, to: number) {
-  const db = new Database(file)
+  const db = await openRawSqlite(file)
   try {
-    db.pragma('synchronous = off')
-    const trigger = db
-      .prepare("select sql from sqlite_master where type = 'trigger' and name = ?")
-      .pluck()
-      .get(COUNTS_TRIGGER) as string | undefined
+    db.exec('pragma synchronous = off')
+    const [found] = db.all("select sql from sqlite_master where type = 'trigger' and name = ?", [
+      COUNTS_TRIGGER,
+    ])
+    const trigger = found?.sql as string | undefined
     if (trigger === undefined) throw new Error(`no ${COUNTS_TRIGGER} trigger in ${file}`)
-    const insert = db.prepare(SQLITE_INSERT)
-    const count = db.prepare(SQLITE_ADD_COUNTS)
-    const batch = db.transaction((start: number, end: number) => {
-      db.exec(`drop trigger ${COUNTS_TRIGGER}`)
-      // BigInt: better-sqlite3 binds a number as a REAL, and 1234.0 would be in the names.
-      insert.run({ from: BigInt(start), to: BigInt(end), epoch: BigInt(EPOCH), owner })
-      count.run({ n: end - start, owner: `u:${owner}` })
-      db.exec(trigger)
-    })
-    for (let start = from; start < to; start += SQLITE_BATCH)
-      batch(start, Math.min(to, start + SQLITE_BATCH))
+    for (let start = from; start < to; start += SQLITE_BATCH) {
+      const end = Math.min(to, start + SQLITE_BATCH)
+      db.exec('begin')
+      try {
+        db.exec(`drop trigger ${COUNTS_TRIGGER}`)
+        // BigInt: a number may be bound as a REAL, and 1234.0 would be in the names.
+        db.run(SQLITE_INSERT, [BigInt(start), BigInt(end), BigInt(EPOCH), owner])
+        const n = end - start
+        db.run(SQLITE_ADD_COUNTS, [n, n, `u:${owner}`, n, n])
+        db.exec(trigger)
+        db.exec('commit')
+      } catch (e) {
+        db.exec('rollback')
+        throw e
+      }
+    }
   } finally {
     db.close()
   }
@@ -83,15 +88,15 @@ const COUNTS_TRIGGER = 'files_counts_insert'
 
 // Row i exactly as imageRow(i, owner) builds it.
 const SQLITE_INSERT = `
-  with recursive n(i) as (select @from union all select i + 1 from n where i + 1 < @to)
+  with recursive n(i) as (select ? union all select i + 1 from n where i + 1 < ?)
   insert into files (key, category, original_name, ext, size, mime, sha256, created_at, owner)
   select 'image/20240101/' || printf('%08d', i) || '.png', 'image', 'photo-' || i || '.png',
-         '.png', 102400, 'image/png', printf('%064x', i), @epoch + i * 1000, @owner
+         '.png', 102400, 'image/png', printf('%064x', i), ? + i * 1000, ?
   from n`
 
 const SQLITE_ADD_COUNTS = `
   insert into file_counts (scope, category, ext, n, changes)
-  values ('*', 'image', '.png', @n, @n), (@owner, 'image', '.png', @n, @n)
+  values ('*', 'image', '.png', ?, ?), (?, 'image', '.png', ?, ?)
   on conflict (scope, category, ext)
   do update set n = file_counts.n + excluded.n, changes = file_counts.changes + excluded.n`
 

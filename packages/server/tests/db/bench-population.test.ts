@@ -4,8 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import Database from 'better-sqlite3'
 import { cachedSqliteImages } from '../../bench/populations.js'
+import { openRawSqlite } from '../../bench/raw-sqlite.js'
 import { openMetadataStore } from '../../src/db/open.js'
 
 // The bench's `--big` population: the SQLite index of many images, filled inside SQLite and kept
@@ -13,10 +13,10 @@ import { openMetadataStore } from '../../src/db/open.js'
 const dir = await mkdtemp(join(tmpdir(), 'ueditor-bench-population-'))
 after(() => rm(dir, { recursive: true, force: true }))
 
-function schemaOf(file: string): unknown[] {
-  const db = new Database(file, { readonly: true })
+async function schemaOf(file: string): Promise<unknown[]> {
+  const db = await openRawSqlite(file)
   try {
-    return db.prepare('select type, name, tbl_name, sql from sqlite_master order by name').all()
+    return db.all('select type, name, tbl_name, sql from sqlite_master order by name')
   } finally {
     db.close()
   }
@@ -32,12 +32,12 @@ describe('the bench population of images in a cached SQLite index', () => {
     const store = await openMetadataStore({ driver: 'sqlite', file: fresh })
     await store.migrate()
     await store.close()
-    assert.deepEqual(schemaOf(first.file), schemaOf(fresh))
+    assert.deepEqual(await schemaOf(first.file), await schemaOf(fresh))
 
-    const db = new Database(first.file, { readonly: true })
+    const db = await openRawSqlite(first.file)
     try {
-      assert.equal(db.prepare('select count(*) from files').pluck().get(), 2_500)
-      assert.deepEqual(db.prepare('select * from files where id = 1235').get(), {
+      assert.deepEqual(db.all('select count(*) as n from files'), [{ n: 2_500 }])
+      assert.deepEqual(db.all('select * from files where id = 1235')[0], {
         id: 1235,
         key: 'image/20240101/00001234.png',
         category: 'image',
@@ -50,7 +50,7 @@ describe('the bench population of images in a cached SQLite index', () => {
         owner: 'bench',
       })
       assert.deepEqual(
-        db.prepare('select scope, category, ext, n, changes from file_counts order by scope').all(),
+        db.all('select scope, category, ext, n, changes from file_counts order by scope'),
         [
           { scope: '*', category: 'image', ext: '.png', n: 2_500, changes: 2_500 },
           { scope: 'u:bench', category: 'image', ext: '.png', n: 2_500, changes: 2_500 },
