@@ -170,6 +170,7 @@ test('the banner names the page, the endpoint, /healthz, /readyz and the data fo
   assert.equal(lines[0], `ueditor-server 9.9.9 listening on ${srv.url}`)
   assert.ok(lines.includes(`  page:                        ${srv.url}/ (from ${site})`), text)
   assert.ok(lines.includes(`  editor endpoint (serverUrl): ${srv.url}/ueditor`), text)
+  assert.ok(lines.includes(`  resumable uploads (tus):     ${srv.url}/tus`), text)
   assert.ok(lines.includes(`  health:                      ${srv.url}/healthz`), text)
   assert.ok(lines.includes(`  ready:                       ${srv.url}/readyz`), text)
   assert.ok(lines.includes(`  data folder:                 ${srv.dataDir}`), text)
