@@ -5,7 +5,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import type { Page, Route } from 'playwright-core'
 import { launchChromium } from '../helpers/chromium.js'
 import { MP4, png } from '../helpers/fixtures.js'
-import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { type RunningS3rver, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 
 const USER_TOKEN = 'uploader-token-0123456789abcdef'
@@ -377,13 +377,7 @@ describe('uploadService() in Chromium, straight to the bucket (s3rver)', () => {
     const bucket = await s3.createBucket()
     const srv = await startTestServer(t, {
       auth: { tokens: [`alice:${USER_TOKEN}`] },
-      storage: {
-        driver: 's3',
-        bucket,
-        endpoint: s3.endpoint,
-        forcePathStyle: true,
-        ...S3RVER_CREDENTIALS,
-      },
+      storage: s3.storageConfig(bucket),
     })
     await s3.allowOrigins(bucket, [srv.url])
     return { srv, bucket }

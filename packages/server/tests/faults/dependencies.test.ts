@@ -9,7 +9,7 @@ import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { ALICE, bearer, TOKENS } from '../helpers/auth.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
-import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { startS3rver } from '../helpers/s3rver.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
 
 const run = promisify(execFile)
@@ -108,13 +108,7 @@ test('with the S3 endpoint down every upload is refused readably, readyz names t
   t.after(() => s3.close())
   const bucket = await s3.createBucket()
   const srv = await startTestServer(t, {
-    storage: {
-      driver: 's3',
-      bucket,
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      ...S3RVER_CREDENTIALS,
-    },
+    storage: s3.storageConfig(bucket),
     images: { enabled: false },
   })
   const first = await upload(srv, png(8, 8), 'before.png')

@@ -49,6 +49,16 @@ type S3rverCtor = new (options: Record<string, unknown>) => S3rverApp
 
 export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
 
+export interface S3StorageSection {
+  driver: 's3'
+  bucket: string
+  endpoint: string
+  forcePathStyle: true
+  accessKeyId: string
+  secretAccessKey: string
+  prefix?: string
+}
+
 export interface RunningS3rver {
   endpoint: string
   /** An SDK client for this server, for reading what the code under test stored. */
@@ -59,6 +69,8 @@ export interface RunningS3rver {
   allowOrigins(bucket: string, origins: string[]): Promise<void>
   /** The server's environment variables for storing in `bucket` of this server. */
   storageEnv(bucket: string): Record<string, string>
+  /** The server config's `storage` section for storing in `bucket` of this server. */
+  storageConfig(bucket: string, prefix?: string): S3StorageSection
   /** Stops answering (connections refused), keeping what is stored. */
   stop(): Promise<void>
   /** Starts again on the same port with the same objects. */
@@ -131,6 +143,14 @@ export async function startS3rver(): Promise<RunningS3rver> {
       UEDITOR_S3_FORCE_PATH_STYLE: 'true',
       UEDITOR_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
       UEDITOR_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    }),
+    storageConfig: (bucket, prefix) => ({
+      driver: 's3',
+      bucket,
+      endpoint,
+      forcePathStyle: true,
+      ...S3RVER_CREDENTIALS,
+      ...(prefix === undefined ? {} : { prefix }),
     }),
     stop,
     async restart() {

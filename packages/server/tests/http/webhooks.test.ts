@@ -66,6 +66,21 @@ async function outboxRows(file: string): Promise<number> {
   }
 }
 
+/** What `fileDeleted` carries for one of alice's files removed for `reason`. */
+const deletedFile = (url: string, reason: string) => ({
+  key: keyOf(url),
+  url,
+  owner: 'alice',
+  reason,
+})
+
+const putDocument = (server: { url: string }, id: string, token: string, html: string) =>
+  fetch(`${server.url}/documents/${id}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'text/html', ...bearer(token) },
+    body: html,
+  })
+
 async function sqliteDatabase(t: TestContext): Promise<Database & { file: string }> {
   const db = await sqlite.database(t)
   return { ...db, file: (db.index as { file: string }).file }
@@ -108,7 +123,7 @@ test('in-process handlers hear an upload and a delete after they commit, as the 
           originalName: 'notes.pdf',
         },
       },
-      { type: 'fileDeleted', data: { key: keyOf(url), url, owner: 'alice', reason: 'user' } },
+      { type: 'fileDeleted', data: deletedFile(url, 'user') },
     ],
   )
   // The same events, ids and all, in the same order: one per subject at a time.
@@ -178,12 +193,7 @@ test('files reconcile --fix announces the rows it removes, and a serving node de
   const [, delivery] = await receiver.waitFor(2)
   assert.equal(delivery?.verified, true)
   assert.equal(delivery?.event.type, 'fileDeleted')
-  assert.deepEqual(delivery?.event.data, {
-    key,
-    url: stored.body.url,
-    owner: 'alice',
-    reason: 'reconcile',
-  })
+  assert.deepEqual(delivery?.event.data, deletedFile(stored.body.url as string, 'reconcile'))
   await pause(200)
   assert.equal(receiver.deliveries.length, 2)
 })
@@ -205,11 +215,7 @@ test('saving and deleting a document through the documents API sends documentSav
   const stored = await upload(server)
   const url = stored.body.url as string
   const article = `<p>Text<img src="${url}"><img src="https://elsewhere.example/cat.jpg"></p>`
-  const saved = await fetch(`${server.url}/documents/post-1`, {
-    method: 'PUT',
-    headers: { 'content-type': 'text/html', ...bearer(ALICE) },
-    body: article,
-  })
+  const saved = await putDocument(server, 'post-1', ALICE, article)
   assert.equal(saved.status, 200, await saved.clone().text())
   const answer = (await saved.json()) as { files: string[]; foreign: string[] }
   const deleted = await fetch(`${server.url}/documents/post-1`, {
@@ -250,12 +256,7 @@ test('a document save refused inside its transaction sends no event', async (t) 
     config: { documents: { enabled: true } },
     on: { documentSaved: (e) => void heard.push(e) },
   })
-  const put = (token: string, html: string) =>
-    fetch(`${server.url}/documents/post-2`, {
-      method: 'PUT',
-      headers: { 'content-type': 'text/html', ...bearer(token) },
-      body: html,
-    })
+  const put = (token: string, html: string) => putDocument(server, 'post-2', token, html)
   assert.equal((await put(ALICE, '<p>mine</p>')).status, 200)
   // Bob's save of alice's document fails in the transaction that would record its event.
   assert.equal((await put(BOB, '<p>not mine</p>')).status, 403)
@@ -278,11 +279,12 @@ test('files orphans --fix announces each file it removes as fileDeleted with rea
   })
   const used = await upload(server, 'used.pdf')
   const orphan = await upload(server, 'orphan.pdf')
-  const saved = await fetch(`${server.url}/documents/post-3`, {
-    method: 'PUT',
-    headers: { 'content-type': 'text/html', ...bearer(ALICE) },
-    body: `<p><a href="${used.body.url}">notes</a></p>`,
-  })
+  const saved = await putDocument(
+    server,
+    'post-3',
+    ALICE,
+    `<p><a href="${used.body.url}">notes</a></p>`,
+  )
   assert.equal(saved.status, 200)
   await receiver.waitFor(3)
   const fixed = await runCli(['files', 'orphans', '--fix', '--grace', '0'], {
@@ -298,15 +300,7 @@ test('files orphans --fix announces each file it removes as fileDeleted with rea
   assert.equal(last?.verified, true)
   assert.deepEqual(
     [last?.event.type, last?.event.data],
-    [
-      'fileDeleted',
-      {
-        key: keyOf(orphan.body.url as string),
-        url: orphan.body.url,
-        owner: 'alice',
-        reason: 'orphan',
-      },
-    ],
+    ['fileDeleted', deletedFile(orphan.body.url as string, 'orphan')],
   )
   await pause(200)
   assert.equal(receiver.deliveries.length, 4)
@@ -327,15 +321,7 @@ test('the periodic orphan sweep announces each file it removes, in process and t
   const [, removed] = await receiver.waitFor(2)
   assert.deepEqual(
     [removed?.event.type, removed?.event.data],
-    [
-      'fileDeleted',
-      {
-        key: keyOf(orphan.body.url as string),
-        url: orphan.body.url,
-        owner: 'alice',
-        reason: 'orphan',
-      },
-    ],
+    ['fileDeleted', deletedFile(orphan.body.url as string, 'orphan')],
   )
   await waitUntil(async () => heard.length === 1, 'the in-process handler')
   assert.deepEqual(heard[0], removed?.event)

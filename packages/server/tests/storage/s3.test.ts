@@ -35,14 +35,7 @@ describe('the server with S3 storage', () => {
   test('an uploaded image is stored as an object, listed and served back with ranges', async (t) => {
     const bucket = await s3.createBucket()
     const srv = await startTestServer(t, {
-      storage: {
-        driver: 's3',
-        bucket,
-        endpoint: s3.endpoint,
-        forcePathStyle: true,
-        ...S3RVER_CREDENTIALS,
-        prefix: 'site-a',
-      },
+      storage: s3.storageConfig(bucket, 'site-a'),
     })
 
     const form = new FormData()

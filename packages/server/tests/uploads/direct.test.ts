@@ -18,7 +18,7 @@ import type { UeditorOptions } from '../../src/server.js'
 import { ALICE, BOB, recordingLogger, TOKENS } from '../helpers/auth.js'
 import { launchChromium } from '../helpers/chromium.js'
 import { PDF, png } from '../helpers/fixtures.js'
-import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { type RunningS3rver, startS3rver } from '../helpers/s3rver.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 
@@ -52,13 +52,7 @@ async function startDirect(
       auth: { tokens: TOKENS, queryParam: 'token' },
       images: { enabled: false },
       ...config,
-      storage: {
-        driver: 's3',
-        bucket,
-        endpoint: s3.endpoint,
-        forcePathStyle: true,
-        ...S3RVER_CREDENTIALS,
-      },
+      storage: s3.storageConfig(bucket),
     },
     options,
   )
@@ -526,13 +520,7 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       {
         logLevel: 'info',
         auth: { tokens: TOKENS, queryParam: 'token' },
-        storage: {
-          driver: 's3',
-          bucket,
-          endpoint: s3.endpoint,
-          forcePathStyle: true,
-          ...S3RVER_CREDENTIALS,
-        },
+        storage: s3.storageConfig(bucket),
       },
       { logger: log },
     )

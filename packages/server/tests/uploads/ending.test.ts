@@ -182,14 +182,7 @@ describe('the one ending of resumable and direct uploads, on S3', async () => {
     const bucket = await s3.createBucket()
     const srv = await startTestServer(t, {
       ...AUTH,
-      storage: {
-        driver: 's3',
-        bucket,
-        endpoint: s3.endpoint,
-        forcePathStyle: true,
-        accessKeyId: 'S3RVER',
-        secretAccessKey: 'S3RVER',
-      },
+      storage: s3.storageConfig(bucket),
     })
     const keys = async () =>
       ((await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map(

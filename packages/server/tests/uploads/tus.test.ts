@@ -18,7 +18,7 @@ import {
   unsignedToken,
 } from '../helpers/auth.js'
 import { PDF, png } from '../helpers/fixtures.js'
-import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { startS3rver } from '../helpers/s3rver.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import {
@@ -458,14 +458,7 @@ describe('tus uploads on S3', async () => {
     const srv = await startTestServer(t, {
       ...AUTH,
       ...config,
-      storage: {
-        driver: 's3',
-        bucket,
-        endpoint: s3.endpoint,
-        forcePathStyle: true,
-        prefix: 'site/',
-        ...S3RVER_CREDENTIALS,
-      },
+      storage: s3.storageConfig(bucket, 'site/'),
     })
     const keys = async () =>
       ((await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map(
