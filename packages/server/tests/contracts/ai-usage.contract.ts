@@ -1,24 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, type TestContext, test } from 'node:test'
 import { createAiBudget } from '../../src/ai/limits.js'
-import type { MetadataStore } from '../../src/db/types.js'
+import { type OpenNodes, twoMigratedNodes } from './two-nodes.js'
 
 /**
  * The behaviour every dialect of the AI usage counts must show. `openNodes` returns two stores
  * over one empty database, as two nodes of a deployment see it; the suite migrates and closes them.
  */
-export function aiUsageContract(
-  name: string,
-  openNodes: () => Promise<[MetadataStore, MetadataStore]>,
-) {
+export function aiUsageContract(name: string, openNodes: OpenNodes) {
   async function nodes(t: TestContext) {
-    const [a, b] = await openNodes()
-    t.after(async () => {
-      await a.close()
-      await b.close()
-    })
-    await a.migrate()
-    await b.migrate()
+    const [a, b] = await twoMigratedNodes(t, openNodes)
     return [a.aiUsage, b.aiUsage] as const
   }
 

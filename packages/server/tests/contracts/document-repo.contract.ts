@@ -3,6 +3,7 @@ import { describe, type TestContext, test } from 'node:test'
 import type { FileEntry, MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { StorageKey } from '../../src/shared/types.js'
+import { twoMigratedNodes } from './two-nodes.js'
 
 const DAY = 86_400_000
 
@@ -276,13 +277,7 @@ export function documentRepositoryContract(
     })
 
     test('two nodes saving a new document at once: one user owns it, the other is refused', async (t) => {
-      const [one, two] = await openNodes()
-      t.after(async () => {
-        await one.close()
-        await two.close()
-      })
-      await one.migrate()
-      await two.migrate()
+      const [one, two] = await twoMigratedNodes(t, openNodes)
       const outcomes = await Promise.allSettled([
         one.documents.save('race', [], alice),
         two.documents.save('race', [], bob),

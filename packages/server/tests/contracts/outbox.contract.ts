@@ -3,26 +3,15 @@ import { describe, type TestContext, test } from 'node:test'
 import type { OutboxEntry } from '../../src/db/outbox.js'
 import type { MetadataStore, NewFileEntry } from '../../src/db/types.js'
 import type { StorageKey } from '../../src/shared/types.js'
+import { type OpenNodes, twoMigratedNodes } from './two-nodes.js'
 
 /**
  * The behaviour every dialect of the webhook outbox must show. `openNodes` returns two stores
  * over one empty database, as two nodes of a deployment see it; the suite migrates and closes
  * them.
  */
-export function outboxContract(
-  name: string,
-  openNodes: () => Promise<[MetadataStore, MetadataStore]>,
-) {
-  async function nodes(t: TestContext) {
-    const [a, b] = await openNodes()
-    t.after(async () => {
-      await a.close()
-      await b.close()
-    })
-    await a.migrate()
-    await b.migrate()
-    return [a, b] as const
-  }
+export function outboxContract(name: string, openNodes: OpenNodes) {
+  const nodes = (t: TestContext) => twoMigratedNodes(t, openNodes)
 
   let n = 0
   const T0 = 1_800_000_000_000
