@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { constants } from 'node:fs'
 import { access, mkdtemp, readdir, rm, stat, statfs } from 'node:fs/promises'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { Readable } from 'node:stream'
 import { bindVerdict, resolveAuthMode } from '../auth/mode.js'
@@ -110,6 +110,7 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
   findings.push(await checkFreeSpace(config))
   findings.push(await checkDatabase(config))
   if (config.storage.driver === 's3') findings.push(await checkBucket(config))
+  if (config.webhooks.url) findings.push(await checkWebhook(config.webhooks))
   return findings
 }
 
@@ -358,6 +359,37 @@ async function checkBucket(config: ServerConfig): Promise<Finding> {
     }
   } finally {
     await storage.close?.()
+  }
+}
+
+/**
+ * Whether the webhook's host takes a connection. Nothing is posted: a probe event would reach
+ * the host app's handler as if it were real. An unreachable hook loses nothing (events wait in
+ * the outbox and are retried), so it is a warning.
+ */
+async function checkWebhook(webhooks: ServerConfig['webhooks']): Promise<Finding> {
+  const url = new URL(webhooks.url as string)
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80)
+  const where = `${url.origin}${url.pathname}`
+  const failure = await new Promise<string | undefined>((resolve) => {
+    const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port })
+    socket.setTimeout(Math.min(webhooks.timeoutMs, 5_000), () => {
+      socket.destroy()
+      resolve('no answer to a connection in time')
+    })
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(undefined)
+    })
+    socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message))
+  })
+  if (failure === undefined)
+    return { verdict: 'ok', check: 'webhook', message: `${where} takes connections` }
+  return {
+    verdict: 'warn',
+    check: 'webhook',
+    message: `${where} cannot be reached (${failure}); events wait in the outbox and are retried for webhooks.maxAgeMs`,
+    fix: 'check UEDITOR_WEBHOOK_URL and that the receiving app runs and is reachable from this host',
   }
 }
 

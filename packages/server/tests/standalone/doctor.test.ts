@@ -293,3 +293,38 @@ test('doctor warns when CORS origins are set but the config answer names relativ
   assert.equal(absolute.code, 0, absolute.stdout)
   assert.doesNotMatch(absolute.stdout, /cross-origin/)
 })
+
+test('doctor says whether the webhook host takes connections, posting nothing to it, and warns when it does not', async (t) => {
+  const dir = await tempDir(t, 'ueditor-doctor-')
+  const posted: string[] = []
+  const receiver = createServer((socket) => {
+    socket.on('data', (chunk) => posted.push(chunk.toString()))
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+  const hook = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks/ueditor`
+  const env = (url: string) => ({
+    UEDITOR_DATA_DIR: join(dir, 'data'),
+    PORT: String(0),
+    UEDITOR_WEBHOOK_URL: url,
+    UEDITOR_WEBHOOK_SECRET: 'a-webhook-secret-of-some-length',
+  })
+  const reachable = await runCli(['doctor'], env(hook), dir)
+  assert.equal(reachable.code, 0, reachable.stdout)
+  assert.ok(
+    reachable.stdout.includes(`ok    webhook: ${hook} takes connections\n`),
+    reachable.stdout,
+  )
+  assert.deepEqual(posted, [])
+
+  const closed = `http://127.0.0.1:${await freePort()}/hooks/ueditor`
+  const unreachable = await runCli(['doctor'], env(closed), dir)
+  assert.equal(unreachable.code, 0, 'a warning, not a failure')
+  assert.match(
+    unreachable.stdout,
+    new RegExp(
+      `warn  webhook: ${closed.replaceAll('.', '\\.')} cannot be reached \\(ECONNREFUSED\\); events wait in the outbox.*\\n      fix: check UEDITOR_WEBHOOK_URL`,
+    ),
+  )
+  assert.match(unreachable.stdout, /Ready to serve \(1 warning\)/)
+})
