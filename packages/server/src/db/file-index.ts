@@ -297,7 +297,8 @@ function perExtension(rows: readonly ListingCount[]): Iterable<ExtensionCount> {
 /**
  * The (created_at, id) of the row at `offset` (< total), counted from whichever end is nearer:
  * the days of `file_day_counts` are summed from that end up to the day holding the row, and a
- * covering index is walked inside that day only, so the walk is bounded by one day's files.
+ * covering index is walked inside that day only, from the day's nearer boundary, so the walk is
+ * bounded by half of one day's files.
  */
 function* rowAt(
   postgres: boolean,
@@ -313,14 +314,17 @@ function* rowAt(
   for (const { day, n } of days) {
     const inDay = Number(n)
     if (before + inDay > target) {
+      // Inside the day, too, the walk starts from its nearer boundary.
+      const within = target - before
+      const flip = within >= inDay / 2
       const [row] = yield* rowsOf(
         rowAtQuery(
           postgres,
           q.owners,
           q.categories,
           exts,
-          target - before,
-          fromOldest,
+          flip ? inDay - 1 - within : within,
+          flip ? !fromOldest : fromOldest,
           dayRange(Number(day)),
         ),
       )
