@@ -4,6 +4,7 @@ import { mkdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Insertable } from 'kysely'
 import pg from 'pg'
+import { DAY_MS } from '../src/db/file-day-counts.js'
 import type { MaterialRepository } from '../src/db/material-repo.js'
 import { type IndexConfig, openMetadataStore } from '../src/db/open.js'
 import type { FilesTable } from '../src/db/schema.js'
@@ -58,21 +59,27 @@ async function addSqliteImages(file: string, owner: string, from: number, to: nu
   const db = await openRawSqlite(file)
   try {
     db.exec('pragma synchronous = off')
-    const [found] = db.all("select sql from sqlite_master where type = 'trigger' and name = ?", [
-      COUNTS_TRIGGER,
-    ])
-    const trigger = found?.sql as string | undefined
-    if (trigger === undefined) throw new Error(`no ${COUNTS_TRIGGER} trigger in ${file}`)
+    const triggers = COUNTS_TRIGGERS.map((name) => {
+      const [found] = db.all("select sql from sqlite_master where type = 'trigger' and name = ?", [
+        name,
+      ])
+      const text = found?.sql as string | undefined
+      if (text === undefined) throw new Error(`no ${name} trigger in ${file}`)
+      return { name, text }
+    })
     for (let start = from; start < to; start += SQLITE_BATCH) {
       const end = Math.min(to, start + SQLITE_BATCH)
       db.exec('begin')
       try {
-        db.exec(`drop trigger ${COUNTS_TRIGGER}`)
+        for (const { name } of triggers) db.exec(`drop trigger ${name}`)
         // BigInt: a number may be bound as a REAL, and 1234.0 would be in the names.
         db.run(SQLITE_INSERT, [BigInt(start), BigInt(end), BigInt(EPOCH), owner])
         const n = end - start
         db.run(SQLITE_ADD_COUNTS, [n, n, `u:${owner}`, n, n])
-        db.exec(trigger)
+        for (const [day, inDay] of daysOf(start, end))
+          for (const scope of ['*', `u:${owner}`])
+            db.run(SQLITE_ADD_DAY_COUNTS, [scope, day, inDay])
+        for (const { text } of triggers) db.exec(text)
         db.exec('commit')
       } catch (e) {
         db.exec('rollback')
@@ -84,7 +91,20 @@ async function addSqliteImages(file: string, owner: string, from: number, to: nu
   }
 }
 
-const COUNTS_TRIGGER = 'files_counts_insert'
+const COUNTS_TRIGGERS = ['files_counts_insert', 'files_day_counts_insert']
+
+/** How many of rows `start` to `end` (excluded) fall on each day of `created_at`. */
+function daysOf(start: number, end: number): Map<number, number> {
+  const days = new Map<number, number>()
+  for (let i = start; i < end; ) {
+    const day = Math.floor((EPOCH + i * 1000) / DAY_MS)
+    // The first row of the next day.
+    const next = Math.min(end, Math.ceil(((day + 1) * DAY_MS - EPOCH) / 1000))
+    days.set(day, next - i)
+    i = next
+  }
+  return days
+}
 
 // Row i exactly as imageRow(i, owner) builds it.
 const SQLITE_INSERT = `
@@ -100,6 +120,10 @@ const SQLITE_ADD_COUNTS = `
   on conflict (scope, category, ext)
   do update set n = file_counts.n + excluded.n, changes = file_counts.changes + excluded.n`
 
+const SQLITE_ADD_DAY_COUNTS = `
+  insert into file_day_counts (scope, category, ext, day, n) values (?, 'image', '.png', ?, ?)
+  on conflict (scope, category, ext, day) do update set n = file_day_counts.n + excluded.n`
+
 /**
  * A SQLite index of `count` images owned by `owner`, built once under `cacheDir` and reused by
  * later runs (10M files take minutes to insert and about 5 GB). The file's name holds the
@@ -114,7 +138,9 @@ export async function cachedSqliteImages(
   const probe = await openMetadataStore({ driver: 'sqlite', file: ':memory:' })
   const migrations = await probe.migrate().finally(() => probe.close())
   const digest = createHash('sha256')
-    .update(JSON.stringify([migrations, SQLITE_INSERT, SQLITE_ADD_COUNTS, EPOCH]))
+    .update(
+      JSON.stringify([migrations, SQLITE_INSERT, SQLITE_ADD_COUNTS, SQLITE_ADD_DAY_COUNTS, EPOCH]),
+    )
     .digest('hex')
     .slice(0, 12)
   const file = join(cacheDir, `images-${count}-${owner}-${digest}.db`)
@@ -157,6 +183,12 @@ const ADD_COUNTS = `
   on conflict (scope, category, ext)
   do update set n = file_counts.n + excluded.n, changes = file_counts.changes + excluded.n`
 
+// And what the `file_day_counts` trigger would have added.
+const ADD_DAY_COUNTS = `
+  insert into file_day_counts (scope, category, ext, day, n)
+  select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
+  on conflict (scope, category, ext, day) do update set n = file_day_counts.n + excluded.n`
+
 /**
  * The same rows into PostgreSQL, in one transaction: `insert … select from unnest(…)` of
  * FILE_BATCH rows a statement, with the `file_counts` trigger off, then what it would have
@@ -171,7 +203,9 @@ async function addPostgresImages(url: string, owner: string, from: number, to: n
   try {
     await client.query('begin')
     await client.query('alter table files disable trigger files_counts')
+    await client.query('alter table files disable trigger files_day_counts')
     const counts = new Map<string, number>()
+    const dayCounts = new Map<string, number>()
     for (let start = from; start < to; start += FILE_BATCH) {
       const rows = Array.from({ length: Math.min(FILE_BATCH, to - start) }, (_, k) =>
         imageRow(start + k, owner),
@@ -180,11 +214,21 @@ async function addPostgresImages(url: string, owner: string, from: number, to: n
         UNNEST_INSERT,
         FILE_COLUMNS.map((column) => rows.map((row) => row[column])),
       )
-      for (const row of rows) countRow(counts, row)
+      for (const row of rows) countRow(counts, dayCounts, row)
     }
     const keys = [...counts.keys()].map((k) => k.split('\0'))
     const column = (i: number) => keys.map((k) => k[i])
     await client.query(ADD_COUNTS, [column(0), column(1), column(2), [...counts.values()]])
+    const dayKeys = [...dayCounts.keys()].map((k) => k.split('\0'))
+    const dayColumn = (i: number) => dayKeys.map((k) => k[i])
+    await client.query(ADD_DAY_COUNTS, [
+      dayColumn(0),
+      dayColumn(1),
+      dayColumn(2),
+      dayColumn(3),
+      [...dayCounts.values()],
+    ])
+    await client.query('alter table files enable trigger files_day_counts')
     await client.query('alter table files enable trigger files_counts')
     await client.query('commit')
   } catch (e) {
@@ -196,11 +240,21 @@ async function addPostgresImages(url: string, owner: string, from: number, to: n
   await vacuumAnalyze(url)
 }
 
-/** As the trigger counts a row: under every file (`*`) and under its owner (`u:…`, or `-`). */
-function countRow(counts: Map<string, number>, row: Insertable<FilesTable>) {
+/**
+ * As the triggers count a row: under every file (`*`) and under its owner (`u:…`, or `-`), and
+ * the same per day of `created_at`.
+ */
+function countRow(
+  counts: Map<string, number>,
+  dayCounts: Map<string, number>,
+  row: Insertable<FilesTable>,
+) {
+  const day = Math.floor(Number(row.createdAt) / DAY_MS)
   for (const scope of ['*', row.owner == null ? '-' : `u:${row.owner}`]) {
     const key = [scope, row.category, row.ext ?? ''].join('\0')
     counts.set(key, (counts.get(key) ?? 0) + 1)
+    const dayKey = `${key}\0${day}`
+    dayCounts.set(dayKey, (dayCounts.get(dayKey) ?? 0) + 1)
   }
 }
 

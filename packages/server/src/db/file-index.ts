@@ -4,10 +4,12 @@ import { UeError } from '../shared/errors.js'
 import type { Page, StorageKey } from '../shared/types.js'
 import { keyInByteOrder } from './byte-order.js'
 import { guarded, isUniqueViolation } from './errors.js'
+import { dayRange } from './file-day-counts.js'
 import { isPostgres } from './identity.js'
 import {
   type Anchor,
   countsQuery,
+  dayCountsQuery,
   documentCountQuery,
   documentPageQuery,
   type Leg,
@@ -293,8 +295,10 @@ function perExtension(rows: readonly ListingCount[]): Iterable<ExtensionCount> {
 }
 
 /**
- * The (created_at, id) of the row at `offset` (< total), walking a covering index from
- * whichever end is nearer, so a jump near the end costs as little as one near the start.
+ * The (created_at, id) of the row at `offset` (< total), counted from whichever end is nearer:
+ * the days of `file_day_counts` are summed from that end up to the day holding the row, and a
+ * covering index is walked inside that day only, from the day's nearer boundary, so the walk is
+ * bounded by half of one day's files.
  */
 function* rowAt(
   postgres: boolean,
@@ -302,18 +306,33 @@ function* rowAt(
   offset: number,
   total: number,
 ): QuerySteps<Anchor | undefined> {
-  const fromEnd = offset >= total / 2
-  const [row] = yield* rowsOf(
-    rowAtQuery(
-      postgres,
-      q.owners,
-      q.categories,
-      q.exts ?? [],
-      fromEnd ? total - 1 - offset : offset,
-      fromEnd,
-    ),
-  )
-  return row === undefined ? undefined : anchorOf(row)
+  const fromOldest = offset >= total / 2
+  const exts = q.exts ?? []
+  const target = fromOldest ? total - 1 - offset : offset
+  const days = yield* rowsOf(dayCountsQuery(postgres, scopesOf(q), q.categories, exts, fromOldest))
+  let before = 0
+  for (const { day, n } of days) {
+    const inDay = Number(n)
+    if (before + inDay > target) {
+      // Inside the day, too, the walk starts from its nearer boundary.
+      const within = target - before
+      const flip = within >= inDay / 2
+      const [row] = yield* rowsOf(
+        rowAtQuery(
+          postgres,
+          q.owners,
+          q.categories,
+          exts,
+          flip ? inDay - 1 - within : within,
+          flip ? !fromOldest : fromOldest,
+          dayRange(Number(day)),
+        ),
+      )
+      return row === undefined ? undefined : anchorOf(row)
+    }
+    before += inDay
+  }
+  return undefined
 }
 
 async function get(db: Kysely<DbSchema>, key: StorageKey): Promise<FileEntry | null> {

@@ -88,11 +88,45 @@ export function pageQuery(
   return named(CompiledQuery.raw(text, p.values) as CompiledQuery<ListedRow>)
 }
 
+export interface DayCount {
+  day: number | string
+  n: number | string
+}
+
+/**
+ * How many matching files each day of `created_at` holds (`file_day_counts`), one row per day,
+ * newest day first or (`fromOldest`) oldest first. Owned files are every file minus the `-`
+ * scope, as in `file_counts`.
+ */
+export function dayCountsQuery(
+  postgres: boolean,
+  scopes: readonly string[],
+  categories: readonly Category[],
+  exts: readonly string[],
+  fromOldest: boolean,
+): CompiledQuery<DayCount> {
+  const p = new Parameters(postgres)
+  const text =
+    `select "day", sum(case when "scope" = ${p.one('-')} then -"n" else "n" end) as "n" ` +
+    `from "file_day_counts" where "scope" in (${p.list(scopes)}) ` +
+    `and "category" in (${p.list(categories)})` +
+    (exts.length > 0 ? ` and "ext" in (${p.list(exts)})` : '') +
+    ` group by "day" order by "day" ${fromOldest ? 'asc' : 'desc'}`
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<DayCount>)
+}
+
+/** Where a walk starts: newest first, before `until`; oldest first, from `from` (inclusive). */
+export interface WalkStart {
+  from?: number | undefined
+  until?: number | undefined
+}
+
 /**
  * The (created_at, id) of the `offset`-th matching row, newest first or (`fromOldest`) oldest
- * first. On SQLite the `+` keeps the category and extension filters off the indexes, so the
- * walk runs along a covering `(created_at, id, …)` or `(owner, created_at, id, …)` index
- * (one category: `(category, created_at, id, …)`) without touching the table.
+ * first, counted from `start`'s bound of `created_at` when given. On SQLite the `+` keeps the
+ * category and extension filters off the indexes, so the walk runs along a covering
+ * `(created_at, id, …)` or `(owner, created_at, id, …)` index (one category:
+ * `(category, created_at, id, …)`) without touching the table.
  */
 export function rowAtQuery(
   postgres: boolean,
@@ -101,6 +135,7 @@ export function rowAtQuery(
   exts: readonly string[],
   offset: number,
   fromOldest: boolean,
+  start: WalkStart = {},
 ): CompiledQuery<Anchor> {
   // Parameters are numbered in the order they are added, so the text is built left to right.
   const p = new Parameters(postgres)
@@ -111,9 +146,11 @@ export function rowAtQuery(
     categories.length === 1
       ? `"category" = ${p.one(categories[0])}`
       : `${steer}"category" in (${p.list(categories)})`
+  const bound = fromOldest ? start.from : start.until
   const text =
     `select "created_at" as "createdAt", "id" from "files" where ${owner}${category}` +
     (exts.length > 0 ? ` and ${steer}"ext" in (${p.list(exts)})` : '') +
+    (bound === undefined ? '' : ` and "created_at" ${fromOldest ? '>=' : '<'} ${p.one(bound)}`) +
     ` order by "created_at" ${direction}, "id" ${direction} limit 1 offset ${p.one(offset)}`
   return named(CompiledQuery.raw(text, p.values) as CompiledQuery<Anchor>)
 }

@@ -8,6 +8,7 @@ import {
 } from 'kysely'
 import { UeError } from '../shared/errors.js'
 import { fileCountsUp } from './file-counts.js'
+import { fileDayCountsUp } from './file-day-counts.js'
 import { isPostgres } from './identity.js'
 import { materialSearchUp } from './material-search-schema.js'
 
@@ -236,6 +237,8 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('uploads').execute()
     },
   },
+  // Deep listing offsets in O(days + one day's files): counts per day of created_at.
+  '0011_file_day_counts': { up: fileDayCountsUp },
 }
 
 const migrationProvider: MigrationProvider = {

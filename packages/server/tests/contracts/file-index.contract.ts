@@ -296,6 +296,46 @@ export function fileIndexContract(
       await agreesWithScan(store, kept, shapes, 'after removes and adds')
     })
 
+    test('finds every offset of files spread over many days, exactly as the full ordering, for every listing shape', async (t) => {
+      const store = await fresh(t)
+      const day = 86_400_000
+      const categories: Category[] = ['image', 'scrawl', 'catch', 'file']
+      const exts = ['.png', '.jpg', '.gif']
+      const owners = [null, 'alice', 'bob']
+      // Days of very different sizes, ties on a day's first and last millisecond, times before 1970.
+      const times = [-5_000, -1, 0, 1, day - 1, day - 1, day, day, 3 * day + 7]
+      for (let i = 0; i < 40; i++) times.push(10 * day + (i % 3) * day + i)
+      for (let i = 0; i < 12; i++) times.push(20 * day - 1)
+      const model: FileEntry[] = []
+      for (const [i, createdAt] of times.entries())
+        model.push(
+          await store.files.add(
+            entry({
+              category: categories[i % 4],
+              ext: exts[i % 3],
+              owner: owners[i % 5 === 0 ? 0 : (i % 2) + 1],
+              createdAt,
+            }),
+          ),
+        )
+      const shapes: Omit<ListQuery, 'start' | 'size'>[] = [
+        { categories: ['image'] },
+        { categories: ['image', 'scrawl', 'catch', 'file'] },
+        { categories: ['image', 'scrawl'], exts: ['.png', '.gif'] },
+        { categories: ['file'], owners: { kind: 'owned' } },
+        { categories: ['image', 'catch', 'file'], owners: { kind: 'user', user: 'alice' } },
+        { categories: ['image', 'scrawl', 'catch'], owners: { kind: 'owned' }, exts: ['.jpg'] },
+        { categories: ['image', 'scrawl', 'catch', 'file'], owners: { kind: 'user', user: 'bob' } },
+      ]
+      await everyOffsetAgrees(store, model, shapes, 'as added')
+      const doomed = model.filter((_, i) => i % 4 === 1)
+      for (const e of doomed) await store.files.remove(e.key)
+      const kept = model.filter((e) => !doomed.includes(e))
+      kept.push(await store.files.add(entry({ category: 'image', owner: 'alice', createdAt: day })))
+      kept.push(await store.files.add(entry({ category: 'file', ext: '.gif', createdAt: -3 })))
+      await everyOffsetAgrees(store, kept, shapes, 'after removes and adds')
+    })
+
     test('keeps the total and the next page exact when a file is removed or added between pages', async (t) => {
       const store = await fresh(t)
       for (let i = 0; i < 9; i++) await store.files.add(entry({ createdAt: 100 + i }))
@@ -371,6 +411,47 @@ function entry(over: Partial<NewFileEntry> = {}): NewFileEntry {
     sha256: seq.toString(16).padStart(64, '0'),
     owner: null,
     ...over,
+  }
+}
+
+/** The keys of `shape`, filtered and ordered here the slow way: newest first, ties by id. */
+function scanned(stored: readonly FileEntry[], shape: Omit<ListQuery, 'start' | 'size'>): string[] {
+  const owners = shape.owners ?? { kind: 'all' }
+  return stored
+    .filter((e) => shape.categories.includes(e.category))
+    .filter((e) => (shape.exts ?? []).length === 0 || shape.exts?.includes(e.ext))
+    .filter((e) =>
+      owners.kind === 'all'
+        ? true
+        : owners.kind === 'owned'
+          ? e.owner !== null
+          : e.owner === owners.user,
+    )
+    .sort((a, b) => b.createdAt - a.createdAt || b.id - a.id)
+    .map((e) => e.key)
+}
+
+/**
+ * Reads each offset alone (size 1, from the last to the first, so no page or remembered anchor
+ * answers it: the row at each offset is looked up) and compares it with the scan.
+ */
+async function everyOffsetAgrees(
+  store: MetadataStore,
+  stored: readonly FileEntry[],
+  shapes: readonly Omit<ListQuery, 'start' | 'size'>[],
+  when: string,
+): Promise<void> {
+  for (const shape of shapes) {
+    const keys = scanned(stored, shape)
+    for (let start = keys.length; start >= 0; start--) {
+      const page = await store.files.list({ ...shape, start, size: 1 })
+      assert.equal(page.total, keys.length, `${when}: total of ${JSON.stringify(shape)}`)
+      assert.deepEqual(
+        page.items.map((e) => e.key),
+        keys.slice(start, start + 1),
+        `${when}: ${JSON.stringify(shape)} at ${start}`,
+      )
+    }
   }
 }
 

@@ -56,6 +56,15 @@ describe('the bench population of images in a cached SQLite index', () => {
           { scope: 'u:bench', category: 'image', ext: '.png', n: 2_500, changes: 2_500 },
         ],
       )
+      // 2,500 seconds from midnight: one day, as the per-day count trigger would have counted.
+      const day = Date.UTC(2024, 0, 1) / 86_400_000
+      assert.deepEqual(
+        db.all('select scope, category, ext, day, n from file_day_counts order by scope'),
+        [
+          { scope: '*', category: 'image', ext: '.png', day, n: 2_500 },
+          { scope: 'u:bench', category: 'image', ext: '.png', day, n: 2_500 },
+        ],
+      )
     } finally {
       db.close()
     }

@@ -12,6 +12,7 @@ import type { StorageKey } from '../../src/shared/types.js'
 import { aiUsageContract } from '../contracts/ai-usage.contract.js'
 import { documentEventsContract } from '../contracts/document-events.contract.js'
 import { documentRepositoryContract } from '../contracts/document-repo.contract.js'
+import { fileDayCountsContract } from '../contracts/file-day-counts.contract.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
 import { outboxContract } from '../contracts/outbox.contract.js'
@@ -40,6 +41,21 @@ if ('unavailable' in lane) {
     return [a, b] as [MetadataStore, MetadataStore]
   }
   fileIndexContract('postgres', open, openNodes)
+  fileDayCountsContract('postgres', async () => {
+    const url = await cluster.createDatabase()
+    const store = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    return {
+      store,
+      all: async (sql) => (await client.query(sql)).rows,
+      exec: async (sql) => void (await client.query(sql)),
+      close: async () => {
+        await client.end()
+        await store.close()
+      },
+    }
+  })
   materialRepositoryContract('postgres', open)
   aiUsageContract('postgres', openNodes)
   outboxContract('postgres', openNodes)
@@ -63,6 +79,7 @@ if ('unavailable' in lane) {
         '0008_documents',
         '0009_event_outbox',
         '0010_uploads',
+        '0011_file_day_counts',
       ])
       const added = await first.files.add({
         key: '2025/01/02/kept.png' as never,

@@ -12,6 +12,7 @@ import type { StorageKey } from '../../src/shared/types.js'
 import { aiUsageContract } from '../contracts/ai-usage.contract.js'
 import { documentEventsContract } from '../contracts/document-events.contract.js'
 import { documentRepositoryContract } from '../contracts/document-repo.contract.js'
+import { fileDayCountsContract } from '../contracts/file-day-counts.contract.js'
 import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
 import { outboxContract } from '../contracts/outbox.contract.js'
@@ -53,6 +54,21 @@ for (const engine of applicable) {
     return [a, b] as [MetadataStore, MetadataStore]
   }
   fileIndexContract(`sqlite (${engine})`, open, openNodes)
+  fileDayCountsContract(`sqlite (${engine})`, async () => {
+    const file = join(dir, `store-${++n}`, 'index.db')
+    const store = await openMetadataStore({ driver: 'sqlite', engine, file })
+    const raw = await rawSqlite(file, engine)
+    return {
+      store,
+      all: async (sql) =>
+        (raw.prepare(sql).all([]) as Record<string, unknown>[]).map((r) => ({ ...r })),
+      exec: async (sql) => void raw.exec(sql),
+      close: async () => {
+        raw.close()
+        await store.close()
+      },
+    }
+  })
   materialRepositoryContract(`sqlite (${engine})`, open)
   aiUsageContract(`sqlite (${engine})`, openNodes)
   outboxContract(`sqlite (${engine})`, openNodes)
