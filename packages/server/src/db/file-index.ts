@@ -65,7 +65,7 @@ export function createFileIndex(db: Kysely<DbSchema>, snapshots?: SyncSnapshots)
               const held = await readAlone(db, () => heldPage(postgres, pages, q))
               if (held !== undefined) return held
             }
-            return readSnapshot(db, snapshots, () => listing(postgres, remembered, q))
+            return readSnapshot(db, snapshots, () => listing(postgres, remembered, q), 'generic')
           }),
     get: (key) => guarded(() => get(db, key)),
     remove: (key, o) => {

@@ -22,6 +22,11 @@ export function named<R>(query: CompiledQuery<R>): CompiledQuery<R> {
   return query
 }
 
+/** The name `named` gave this statement text, if any. */
+export function statementName(text: string): string | undefined {
+  return names.get(text)
+}
+
 /** The `pg` client's form of a query sent by name (prepared once per connection). */
 interface NamingClient {
   query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>

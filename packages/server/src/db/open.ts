@@ -11,6 +11,8 @@ import { createMaterialRepository } from './material-repo.js'
 import { migrateToLatest } from './migrations.js'
 import { namingPool } from './named-statements.js'
 import { createOutbox } from './outbox.js'
+import { createPostgresReads } from './postgres-reads.js'
+import { readThrough } from './query-steps.js'
 import type { DbSchema } from './schema.js'
 import { type BuiltinSqlite, builtinSqliteAvailable, openBuiltinSqlite } from './sqlite-builtin.js'
 import { SnapshotSqliteDialect, type SyncSnapshots } from './sqlite-snapshots.js'
@@ -139,10 +141,13 @@ async function openPostgres(cfg: PostgresIndexConfig): Promise<Kysely<DbSchema>>
     // The pool connects lazily: connect once now so a wrong URL fails at startup.
     const client = await pool.connect()
     client.release()
-    return new Kysely<DbSchema>({
-      dialect: postgresDialect(pool, cfg.preparedStatements ?? true),
+    const preparedStatements = cfg.preparedStatements ?? true
+    const db = new Kysely<DbSchema>({
+      dialect: postgresDialect(pool, preparedStatements),
       plugins: [new CamelCasePlugin()],
     })
+    readThrough(db, createPostgresReads(pool, preparedStatements))
+    return db
   } catch (cause) {
     await pool?.end().catch(() => {})
     const reason = redact(cause instanceof Error ? cause.message : String(cause), cfg.url)

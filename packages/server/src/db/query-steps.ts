@@ -1,4 +1,5 @@
 import type { CompiledQuery, Kysely } from 'kysely'
+import type { Plans, PostgresReads } from './postgres-reads.js'
 import type { DbSchema } from './schema.js'
 import type { SyncSnapshots } from './sqlite-snapshots.js'
 
@@ -15,9 +16,18 @@ export function* rowsOf<R>(
   return (yield query) as R[]
 }
 
+/** Databases whose reads go to the `pg` pool directly (postgres-reads.ts), set when opened. */
+const direct = new WeakMap<Kysely<DbSchema>, PostgresReads>()
+
+/** The reads below, on `db` itself (not on its transactions), go through `reads`. */
+export function readThrough(db: Kysely<DbSchema>, reads: PostgresReads): void {
+  direct.set(db, reads)
+}
+
 /**
  * Runs `steps` in one snapshot: synchronously where the database offers it (SQLite), else in a
- * repeatable-read transaction (or the transaction `db` already is). Statements are SQL text, so
+ * repeatable-read transaction (or the transaction `db` already is). `plans`: on PostgreSQL's
+ * direct path (postgres-reads.ts), 'generic' runs the named statements on generic plans. Statements are SQL text, so
  * rows come back with the column names the text gives them on either path (Kysely's result
  * plugins leave camel-cased names as they are).
  */
@@ -25,8 +35,11 @@ export function readSnapshot<T>(
   db: Kysely<DbSchema>,
   snapshots: SyncSnapshots | undefined,
   steps: () => QuerySteps<T>,
+  plans?: Plans,
 ): Promise<T> {
   if (snapshots) return snapshots.read((run) => drive(steps(), run))
+  const reads = direct.get(db)
+  if (reads !== undefined) return reads.snapshot(steps, plans)
   const inside = async (tx: Kysely<DbSchema>) => {
     const it = steps()
     for (let next = it.next(); ; ) {
@@ -50,6 +63,8 @@ export function readOne<R>(
   query: CompiledQuery<R>,
 ): Promise<R[]> {
   if (snapshots) return snapshots.read((run) => run(query) as R[])
+  const reads = direct.get(db)
+  if (reads !== undefined) return reads.one(query)
   return db.executeQuery(query).then((result) => result.rows)
 }
 
@@ -61,7 +76,10 @@ export async function readAlone<T>(db: Kysely<DbSchema>, steps: () => QuerySteps
   const it = steps()
   const first = it.next()
   if (first.done) return first.value
-  const next = it.next((await db.executeQuery(first.value)).rows)
+  const reads = direct.get(db)
+  const rows =
+    reads !== undefined ? await reads.one(first.value) : (await db.executeQuery(first.value)).rows
+  const next = it.next(rows)
   if (!next.done) throw new Error('readAlone: the steps read more than one statement')
   return next.value
 }

@@ -346,6 +346,96 @@ if ('unavailable' in lane) {
       assert.deepEqual(await preparedAfterReads(false), [])
     })
 
+    test('listing pages run on generic plans in their own transaction only, and a search and a deep jump keep custom plans', async () => {
+      const url = await cluster.createDatabase()
+      // One connection, so every read below and the inspection run on it.
+      const store = await openMetadataStore({ driver: 'postgres', url, poolSize: 1 })
+      try {
+        await store.migrate()
+        const entry = (n: number) => ({
+          key: `2025/01/02/${n}.png` as never,
+          category: 'image' as const,
+          originalName: `${n}.png`,
+          ext: '.png',
+          size: 1,
+          mime: 'image/png',
+          sha256: '',
+          createdAt: 1_700_000_000_000 + n,
+        })
+        for (let n = 0; n < 30; n++) await store.files.add(entry(n))
+        const query = { categories: ['image' as const], exts: ['.png'], size: 5 }
+        const pages = []
+        for (let start = 0; start < 30; start += 5)
+          pages.push(await store.files.list({ ...query, start }))
+        assert.deepEqual(
+          pages.flatMap((p) => p.items.map((i) => i.originalName)),
+          Array.from({ length: 30 }, (_, i) => `${29 - i}.png`),
+        )
+        let mode = ''
+        let plans: { statement: string; generic: number; custom: number }[] = []
+        const inspect = (n: number) =>
+          store.files.add(entry(n), {
+            within: async (trx) => {
+              mode =
+                (
+                  await sql<{
+                    mode: string
+                  }>`select current_setting('plan_cache_mode') as "mode"`.execute(trx)
+                ).rows[0]?.mode ?? ''
+              plans = (
+                await sql<{ statement: string; generic: string; custom: string }>`
+                select "statement", "generic_plans" as "generic", "custom_plans" as "custom"
+                from "pg_prepared_statements"`.execute(trx)
+              ).rows.map((r) => ({
+                statement: r.statement,
+                generic: Number(r.generic),
+                custom: Number(r.custom),
+              }))
+            },
+          })
+        await inspect(100)
+        const pageStatements = plans.filter(
+          (p) =>
+            p.statement.includes('order by "created_at" desc, "id" desc limit') &&
+            !p.statement.includes('offset'),
+        )
+        assert.ok(pageStatements.length > 0, JSON.stringify(plans))
+        for (const p of pageStatements) assert.equal(p.custom, 0, JSON.stringify(p))
+        // A jump no page led to (file 100 is now the newest): the walk to its row has an offset.
+        const other = { categories: ['image' as const], exts: ['.png', '.jpg'], size: 3, start: 20 }
+        assert.deepEqual(
+          (await store.files.list(other)).items.map((i) => i.originalName),
+          ['10.png', '9.png', '8.png'],
+        )
+        await store.materials.saveMaterial({
+          name: '活动标题',
+          content: '<p>x</p>',
+          categoryId: null,
+          thumbnail: null,
+          tags: [],
+          custom: {},
+        })
+        assert.equal(
+          (await store.materials.search({ keyword: '标题', page: 1, pageSize: 10 })).total,
+          1,
+        )
+        await inspect(101)
+        assert.equal(mode, 'auto', 'the connection keeps the default outside the listing')
+        const walks = plans.filter((p) => p.statement.includes('limit 1 offset'))
+        assert.ok(
+          walks.length > 0 && walks.every((p) => p.custom > 0 && p.generic === 0),
+          JSON.stringify(walks),
+        )
+        const searchPages = plans.filter((p) => p.statement.includes('from "material_terms"'))
+        assert.ok(
+          searchPages.length > 0 && searchPages.every((p) => p.generic === 0),
+          JSON.stringify(searchPages),
+        )
+      } finally {
+        await store.close()
+      }
+    })
+
     test('a wrong password is UE_INDEX_FAILED naming the server, never the password', async () => {
       const url = cluster.wrongPasswordUrl()
       const secret = new URL(url).password
