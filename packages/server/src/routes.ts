@@ -165,16 +165,13 @@ export function door(http: ServerConfig['http']): (handler: FetchHandler) => Fet
     }, drainLimits)
 }
 
+// These two hand the handler's own promise on (no async wrapper: one promise and its ticks
+// fewer per request); a refusal is still a rejection, never a throw.
 function onlyMethods(handler: FetchHandler, methods: readonly string[]): FetchHandler {
-  return async (request) => {
-    if (!methods.includes(request.method)) throw methodNotAllowed(methods)
-    return handler(request)
-  }
+  return (request) =>
+    methods.includes(request.method) ? handler(request) : Promise.reject(methodNotAllowed(methods))
 }
 
 function refusedWhileStopping(handler: FetchHandler, stopping: () => boolean): FetchHandler {
-  return async (request) => {
-    if (stopping()) throw shuttingDown()
-    return handler(request)
-  }
+  return (request) => (stopping() ? Promise.reject(shuttingDown()) : handler(request))
 }

@@ -5,6 +5,7 @@ import { realOf } from '../shared/lazy-web-object.js'
 import { liteEntriesOf, rawHeaders } from '../shared/lite-headers.js'
 import { offerNodeBody } from '../shared/request-body.js'
 import type { ConnectionInfo, HostContext } from '../shared/request-info.js'
+import { rememberUrl } from '../shared/request-url.js'
 import { errorParts } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
 import { lazyRequest } from './lazy-request.js'
@@ -175,12 +176,12 @@ function toRequest(
   }
   const request = lazyRequest({
     method,
-    url,
+    url: url.href,
     headers,
     signal,
     build: () => {
       web = hasBody ? body.stream(firstWebRead) : undefined
-      const real = new Request(url, {
+      const real = new Request(url.href, {
         method,
         headers,
         signal: signal(),
@@ -193,6 +194,7 @@ function toRequest(
     },
   })
   if (hasBody) offerNodeBody(request, takeNodeBody)
+  rememberUrl(request, url)
   return request
 }
 
@@ -214,11 +216,12 @@ function consumedError(req: IncomingMessage): UeError | undefined {
 
 /**
  * The request URL, from an origin-form target (`/path?query`) or an absolute-form one (its path
- * and query only: the client never picks the origin). A `Host` that is not a valid authority
+ * and query only: the client never picks the origin); parsed once, as the router and the editor
+ * read this very object. A `Host` that is not a valid authority
  * falls back to `localhost`, since the handlers route on the path and query; a target that is
  * not a URL throws.
  */
-function requestUrl(req: IncomingMessage, target: string): string {
+function requestUrl(req: IncomingMessage, target: string): URL {
   if (!target.startsWith('/')) {
     const absolute = new URL(target)
     if (absolute.protocol !== 'http:' && absolute.protocol !== 'https:')
@@ -230,9 +233,9 @@ function requestUrl(req: IncomingMessage, target: string): string {
     // Concatenated, not resolved: a target such as `//other/x` stays a path on this host.
     const parsed = URL.parse(`http://${host}${target}`)
     // not an authority after all (`a:b`, `[zz]`): use the neutral host
-    if (parsed) return parsed.href
+    if (parsed) return parsed
   }
-  return new URL(`http://localhost${target}`).href
+  return new URL(`http://localhost${target}`)
 }
 
 function headerRecord(response: Response): Record<string, string | string[]> {

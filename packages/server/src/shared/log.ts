@@ -118,11 +118,26 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 export function requestLogger(log: Logger, request: Request): Logger {
   const reqId = requestContext(request)?.requestId
   if (reqId === undefined) return log
-  return {
-    debug: (o, msg) => log.debug({ reqId, ...o }, msg),
-    info: (o, msg) => log.info({ reqId, ...o }, msg),
-    warn: (o, msg) => log.warn({ reqId, ...o }, msg),
-    error: (o, msg) => log.error({ reqId, ...o }, msg),
+  return new RequestLogger(log, reqId)
+}
+
+// One object per request, its methods shared: most requests log nothing through it.
+class RequestLogger implements Logger {
+  constructor(
+    private readonly log: Logger,
+    private readonly reqId: string,
+  ) {}
+  debug(o: object, msg?: string) {
+    this.log.debug({ reqId: this.reqId, ...o }, msg)
+  }
+  info(o: object, msg?: string) {
+    this.log.info({ reqId: this.reqId, ...o }, msg)
+  }
+  warn(o: object, msg?: string) {
+    this.log.warn({ reqId: this.reqId, ...o }, msg)
+  }
+  error(o: object, msg?: string) {
+    this.log.error({ reqId: this.reqId, ...o }, msg)
   }
 }
 

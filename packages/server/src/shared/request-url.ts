@@ -5,6 +5,11 @@
  */
 const parsed = new WeakMap<Request, URL>()
 
+/** Hands `urlOf` a URL the caller has just parsed for `request` (the Node edge parses one anyway). */
+export function rememberUrl(request: Request, url: URL): void {
+  parsed.set(request, url)
+}
+
 export function urlOf(request: Request): URL {
   let url = parsed.get(request)
   if (!url) {
