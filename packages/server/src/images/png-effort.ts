@@ -49,7 +49,7 @@ export function pngLevelFor(bytes: Buffer): number {
   return deflated < COMPRESSIBLE_BELOW * sample.length ? DEFAULT_PNG_LEVEL : STORED
 }
 
-interface PngFacts {
+export interface PngFacts {
   width: number
   height: number
   bitDepth: number
@@ -57,10 +57,12 @@ interface PngFacts {
   interlaced: boolean
   /** The `IDAT` chunks joined: the zlib stream of the pixels. */
   data: Buffer
+  /** Whether an `eXIf` chunk is present (it may hold an orientation). */
+  exif: boolean
 }
 
 /** The header facts and image data of a PNG, or undefined when the bytes are not one. */
-function readPng(bytes: Buffer): PngFacts | undefined {
+export function readPng(bytes: Buffer): PngFacts | undefined {
   if (bytes.length < 33 || !bytes.subarray(0, SIGNATURE.length).equals(SIGNATURE)) return undefined
   if (bytes.toString('latin1', 12, 16) !== 'IHDR') return undefined
   const facts = {
@@ -71,15 +73,21 @@ function readPng(bytes: Buffer): PngFacts | undefined {
     interlaced: bytes[28] !== 0,
   }
   const parts: Buffer[] = []
+  let exif = false
   for (let at = SIGNATURE.length; at + 8 <= bytes.length; ) {
     const length = bytes.readUInt32BE(at)
     const type = bytes.toString('latin1', at + 4, at + 8)
     const start = at + 8
     if (start + length > bytes.length) return undefined
     if (type === 'IDAT') parts.push(bytes.subarray(start, start + length))
+    if (type === 'eXIf') exif = true
     if (type === 'IEND') break
     at = start + length + 4
   }
   if (parts.length === 0) return undefined
-  return { ...facts, data: parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts) }
+  return {
+    ...facts,
+    data: parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts),
+    exif,
+  }
 }

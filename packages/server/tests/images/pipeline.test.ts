@@ -61,6 +61,21 @@ describe('the image pipeline', () => {
     assert.ok(!served.includes('SecretCam'))
   })
 
+  test('a sideways PNG (orientation in an eXIf chunk) is stored upright and without it', async (t) => {
+    const srv = await startTestServer(t)
+    const sideways = await solid(40, 20, 'red').png().withMetadata({ orientation: 6 }).toBuffer()
+    assert.ok(sideways.includes('eXIf'))
+    const { served, type } = await stored(srv, 'image', 'upfile', sideways, 'photo.png')
+    assert.equal(type, 'image/png')
+    assert.deepEqual(await imageInfo(served), {
+      format: 'png',
+      width: 20,
+      height: 40,
+      pages: 1,
+      exif: false,
+    })
+  })
+
   test('with images.keepMetadata the EXIF data stays and the image is still upright', async (t) => {
     const srv = await startTestServer(t, { images: { keepMetadata: true } })
     const { served } = await stored(srv, 'image', 'upfile', await jpegWithExif(40, 20), 'p.jpg')
