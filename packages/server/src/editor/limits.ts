@@ -1,7 +1,7 @@
 import { clientKey } from '../auth/client-key.js'
 import type { ServerConfig } from '../config/load.js'
 import { UeError } from '../shared/errors.js'
-import { freeBytesNow } from '../shared/free-space.js'
+import { sharedFreeBytes } from '../shared/free-space.js'
 import type { Metrics, QueueOutcome, UploadLimit } from '../shared/metrics.js'
 
 export { clientKey }
@@ -78,6 +78,7 @@ export function createUploadGate(
   const buckets = new Map<string, Bucket>()
   const exempt = new Set(o.exemptUsers)
   const perMs = o.uploadsPerMinute / 60_000
+  const free = sharedFreeBytes(o.storageRoot)
 
   const refill = (b: Bucket, t: number) => {
     b.tokens = Math.min(o.uploadsPerMinute, b.tokens + (t - b.updatedAt) * perMs)
@@ -174,7 +175,7 @@ export function createUploadGate(
       const counted = options?.rate !== false
       const release = key && limited ? await take(key, clientGone, counted) : () => {}
       try {
-        if (o.minFreeBytes > 0 && freeBytesNow(o.storageRoot) < o.minFreeBytes)
+        if (o.minFreeBytes > 0 && (await free()) < o.minFreeBytes)
           throw new UeError('UE_STORAGE_FULL')
       } catch (e) {
         release()

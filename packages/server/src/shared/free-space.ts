@@ -1,4 +1,3 @@
-import { statfsSync } from 'node:fs'
 import { statfs } from 'node:fs/promises'
 import { dirname } from 'node:path'
 
@@ -16,18 +15,19 @@ export async function freeBytes(path: string): Promise<number> {
 }
 
 /**
- * `freeBytes` answered directly, for the upload gate's check on every upload: a `statfs` is a
- * few microseconds of the kernel, where the thread-pool round trip of `freeBytes` cost the main
- * thread tens.
+ * `freeBytes` for one path, where callers that ask while a look-up is under way share its
+ * answer (begun a moment before they asked) instead of each sending the kernel another.
  */
-export function freeBytesNow(path: string): number {
-  for (let dir = path; ; dir = dirname(dir)) {
-    try {
-      const s = statfsSync(dir)
-      return s.bavail * s.bsize
-    } catch (e) {
-      const missing = (e as NodeJS.ErrnoException).code === 'ENOENT'
-      if (!missing || dirname(dir) === dir) return Number.POSITIVE_INFINITY
+export function sharedFreeBytes(path: string): () => Promise<number> {
+  let pending: Promise<number> | undefined
+  return () => {
+    if (pending === undefined) {
+      pending = freeBytes(path)
+      const done = () => {
+        pending = undefined
+      }
+      pending.then(done, done)
     }
+    return pending
   }
 }
