@@ -1,5 +1,4 @@
 import { createReadStream } from 'node:fs'
-import { Readable } from 'node:stream'
 import type { FileEntry } from '../db/types.js'
 import type { ImagePolicy } from '../images/processor.js'
 import { cleanOriginalName } from '../ingest/display-name.js'
@@ -42,8 +41,7 @@ export async function storeTempFile(
     ? await deps.images.process(file, sniffed, imagePolicy(deps, rule.category, actor))
     : { file, ...sniffed }
   try {
-    const { bytes, path } = processed.file
-    const place = bytes === undefined ? placeFile(deps, path) : placeBytes(deps, bytes)
+    const place = placeFile(deps, processed.file.path)
     const stored = { size: processed.file.size, originalName: processed.file.originalName }
     return await storeBytes(deps, place, stored, rule, processed, actor, reservation)
   } finally {
@@ -60,15 +58,6 @@ export function placeFile(deps: EditorDeps, path: string): Placer {
     const { storage } = deps
     if (storage.putFile) await storage.putFile(key, path, meta)
     else await storage.put(key, createReadStream(path), meta)
-  }
-}
-
-/** Places a small file held in memory (written once, where it stays, on disk). */
-export function placeBytes(deps: EditorDeps, bytes: Buffer): Placer {
-  return async (key, meta) => {
-    const { storage } = deps
-    if (storage.putBytes) await storage.putBytes(key, bytes, meta)
-    else await storage.put(key, Readable.from([bytes]), meta)
   }
 }
 

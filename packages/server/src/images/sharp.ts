@@ -99,8 +99,7 @@ export async function sharpProcessor(o: SharpProcessorOptions): Promise<ImagePro
         () => new UeError('UE_BUSY', { detail: 'image queue wait' }),
       )
       try {
-        const input =
-          file.bytes ?? (file.size <= IN_MEMORY_MAX_BYTES ? await readFile(file.path) : file.path)
+        const input = file.size <= IN_MEMORY_MAX_BYTES ? await readFile(file.path) : file.path
         const header = await readHeader(input, o)
         return await queue.run(policy.client ?? '', header.pixels, limit.signal, () => {
           const left = o.timeoutSeconds - (Date.now() - started) / 1000

@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import { createWriteStream, type WriteStream } from 'node:fs'
+import { createWriteStream } from 'node:fs'
 import { readdir, rm, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { finished, type Readable, Transform, Writable } from 'node:stream'
+import { type Readable, Transform } from 'node:stream'
 import { UeError } from '../shared/errors.js'
 import { isProcessAlive } from '../shared/process-alive.js'
 import { pump } from '../shared/pump.js'
 
 /** A file in the temp spool. `originalName` is client-supplied and only ever echoed. */
 export interface TempFile {
-  /** Where the bytes are on disk; nothing is written there when `bytes` holds them instead. */
   readonly path: string
-  /** The whole file, when it was small enough to be kept in memory (`SMALL_UPLOAD_BYTES`). */
-  readonly bytes?: Buffer
   readonly size: number
   readonly originalName: string
   dispose(): Promise<void>
@@ -36,13 +33,6 @@ export const HEAD_BYTES = 64 * 1024
  * each round trip costs the main thread tens of microseconds.
  */
 const SPOOL_WRITE_BUFFER = 256 * 1024
-
-/**
- * An upload up to this size is kept in memory and never written to the spool: storage writes it
- * once, where it will stay, instead of a spool file being written, linked and removed (each of
- * those a thread-pool round trip that costs the main thread more than the bytes' copy).
- */
-export const SMALL_UPLOAD_BYTES = 256 * 1024
 
 /** Called once with the first bytes, before the rest is written; a throw ends the spool write. */
 export type HeadInspector = (head: Buffer) => Promise<unknown>
@@ -74,11 +64,7 @@ export function createSpool(tempRoot: string): Spool {
       if (disposed) return Promise.reject(new Error('spool already disposed'))
       const path = newSpoolPath(tempRoot)
       paths.push(path)
-      return spoolStream(path, source, maxSize, originalName, inspect).then((file) => {
-        // Nothing was written at `path`: there is nothing to remove either.
-        if (file.bytes !== undefined) paths.splice(paths.indexOf(path), 1)
-        return file
-      })
+      return spoolStream(path, source, maxSize, originalName, inspect)
     },
     async dispose() {
       if (disposed) return
@@ -145,80 +131,17 @@ async function spoolStream(
       else releaseHead((held) => this.push(held)).then(() => done(), done)
     },
   })
-  const sink = new HoldThenSpool(path, SMALL_UPLOAD_BYTES)
   try {
-    await pump([source, counted, sink])
+    await pump([
+      source,
+      counted,
+      createWriteStream(path, { flags: 'wx', highWaterMark: SPOOL_WRITE_BUFFER }),
+    ])
   } catch (e) {
-    if (sink.spooling) await removeFile(path)
+    await removeFile(path)
     throw e
   }
-  const firstBytes = head ?? Buffer.alloc(0)
-  const bytes = sink.heldBytes()
-  if (bytes === undefined) return { ...tempFileAt(path, size, originalName), head: firstBytes }
-  return { path, bytes, size, originalName, head: firstBytes, dispose: async () => {} }
-}
-
-/**
- * Keeps what it is written in memory up to `limit` bytes; past that, the spool file at `path`
- * is created and takes everything, held bytes first. It is the file's stream that batches the
- * writes and pauses the upload (see `SPOOL_WRITE_BUFFER`).
- */
-class HoldThenSpool extends Writable {
-  #held: Buffer[] = []
-  #heldSize = 0
-  #file: WriteStream | undefined
-
-  constructor(
-    private readonly path: string,
-    private readonly limit: number,
-  ) {
-    super()
-  }
-
-  get spooling(): boolean {
-    return this.#file !== undefined
-  }
-
-  /** The whole file when it stayed in memory; undefined once it went to the spool file. */
-  heldBytes(): Buffer | undefined {
-    return this.#file === undefined ? Buffer.concat(this.#held, this.#heldSize) : undefined
-  }
-
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (e?: Error | null) => void) {
-    if (this.#file === undefined && this.#heldSize + chunk.length <= this.limit) {
-      this.#held.push(chunk)
-      this.#heldSize += chunk.length
-      return done()
-    }
-    const file = this.#file ?? this.#startFile()
-    if (file.write(chunk)) done()
-    else file.once('drain', () => done())
-  }
-
-  #startFile(): WriteStream {
-    const file = createWriteStream(this.path, { flags: 'wx', highWaterMark: SPOOL_WRITE_BUFFER })
-    file.once('error', (e) => this.destroy(e))
-    this.#file = file
-    for (const held of this.#held) file.write(held)
-    this.#held = []
-    return file
-  }
-
-  override _final(done: (e?: Error | null) => void) {
-    const file = this.#file
-    if (file === undefined) return done()
-    // Settles once the descriptor is closed, as the spool file's own stream did in `pump`.
-    finished(file, (e) => done(e ?? null))
-    file.end()
-  }
-
-  override _destroy(e: Error | null, done: (e?: Error | null) => void) {
-    const file = this.#file
-    // Closed before the caller removes the path, so a late open cannot leave the file behind.
-    if (file === undefined || file.closed) return done(e)
-    file.once('close', () => done(e))
-    file.destroy()
-  }
+  return { ...tempFileAt(path, size, originalName), head: head ?? Buffer.alloc(0) }
 }
 
 /** A fresh spool path next to `file` (same pid-named pattern, so a crash leaves nothing for good). */

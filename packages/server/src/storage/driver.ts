@@ -36,11 +36,6 @@ export interface StorageDriver {
    */
   putFile?(key: StorageKey, file: string, meta: PutMeta): Promise<void>
   /**
-   * Stores bytes held in memory (a small upload) under `key`, with the same guarantees as
-   * `put`. A driver without it gets them through `put` as a one-chunk stream.
-   */
-  putBytes?(key: StorageKey, bytes: Buffer, meta: PutMeta): Promise<void>
-  /**
    * Copies the object at `from` to the new key `to` inside the store, with the same guarantees as
    * `put` (it fails with detail 'exists' when `to` exists): a server-side copy on S3, a hard link
    * on disk, so no byte passes through this process. `from` stays; UE_NOT_FOUND when missing.

@@ -1,14 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Dirent } from 'node:fs'
-import {
-  closeSync,
-  createReadStream,
-  linkSync,
-  mkdirSync,
-  openSync,
-  unlinkSync,
-  write,
-} from 'node:fs'
+import { createReadStream } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { link, lstat, mkdir, open, readdir, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
@@ -39,14 +31,10 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
     return full
   }
 
-  /** The writer's pid in the name lets the next start remove what a killed process left. */
-  function newPartPath(): string {
-    return path.join(incoming, `${process.pid}-${randomBytes(8).toString('hex')}.part`)
-  }
-
   async function put(key: StorageKey, body: Readable): Promise<void> {
     const final = pathOf(key)
-    const part = newPartPath()
+    // The writer's pid in the name lets the next start remove what a killed process left.
+    const part = path.join(incoming, `${process.pid}-${randomBytes(8).toString('hex')}.part`)
     let fh: FileHandle
     try {
       await mkdir(path.dirname(final), { recursive: true })
@@ -107,42 +95,11 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
     }
   }
 
-  /**
-   * A small file in memory: written once to a `.part` file, then linked into place like `put`.
-   * Only the write goes to the thread pool; the open, close, link and unlink are made directly
-   * (each a few microseconds of the kernel, where a thread-pool round trip costs the main thread
-   * tens: most of a small upload's file-system time was those hand-offs).
-   */
-  async function putBytes(key: StorageKey, bytes: Buffer): Promise<void> {
-    const final = pathOf(key)
-    const part = newPartPath()
-    try {
-      const fd = openNew(part, incoming)
-      try {
-        await writeAllTo(fd, bytes)
-      } finally {
-        closeSync(fd)
-      }
-    } catch (cause) {
-      removeQuietlySync(part)
-      throw isUeError(cause) ? cause : new UeError('UE_STORAGE_FAILED', { cause })
-    }
-    try {
-      linkMakingFolder(part, final)
-    } catch (cause) {
-      throw publishError(cause)
-    } finally {
-      removeQuietlySync(part)
-    }
-  }
-
   return {
     kind: 'local',
     put,
 
     putFile,
-
-    putBytes,
 
     async copy(from: StorageKey, to: StorageKey): Promise<void> {
       const source = pathOf(from)
@@ -256,47 +213,6 @@ async function* listFiles(root: string, prefix: string): AsyncGenerator<ListedOb
       if (!isMissing(cause)) throw new UeError('UE_STORAGE_FAILED', { cause })
     }
   }
-}
-
-/** Creates `file` for writing (never an existing one), making its folder only when it is missing. */
-function openNew(file: string, folder: string): number {
-  try {
-    return openSync(file, 'wx')
-  } catch (cause) {
-    if (errno(cause) !== 'ENOENT') throw cause
-    mkdirSync(folder, { recursive: true })
-    return openSync(file, 'wx')
-  }
-}
-
-/** link() never replaces an existing file; the key's folder is made only when it is missing. */
-function linkMakingFolder(from: string, to: string): void {
-  try {
-    linkSync(from, to)
-  } catch (cause) {
-    if (errno(cause) !== 'ENOENT') throw cause
-    mkdirSync(path.dirname(to), { recursive: true })
-    linkSync(from, to)
-  }
-}
-
-function writeAllTo(fd: number, bytes: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const from = (offset: number) => {
-      if (offset >= bytes.length) return resolve()
-      write(fd, bytes, offset, bytes.length - offset, null, (e, written) => {
-        if (e) reject(e)
-        else from(offset + written)
-      })
-    }
-    from(0)
-  })
-}
-
-function removeQuietlySync(file: string): void {
-  try {
-    unlinkSync(file)
-  } catch {}
 }
 
 async function writeAll(fh: FileHandle, chunk: unknown): Promise<void> {

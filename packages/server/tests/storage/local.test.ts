@@ -69,38 +69,6 @@ describe('localDiskStorage', () => {
     assert.equal(await readFile(path.join(root, key), 'utf8'), 'first')
   })
 
-  test('putBytes stores bytes held in memory and leaves no .part file', async () => {
-    const root = path.join(outer, 'held')
-    const storage = localDiskStorage({ root })
-    const key = 'image/20261126/held.png' as StorageKey
-    await storage.putBytes?.(key, Buffer.from('held bytes'), {
-      size: 10,
-      contentType: 'image/png',
-    })
-    assert.equal(await readFile(path.join(root, key), 'utf8'), 'held bytes')
-    assert.deepEqual(
-      (await listAll(root)).filter((f) => f.endsWith('.part')),
-      [],
-    )
-  })
-
-  test('putBytes never replaces an existing object', async () => {
-    const root = path.join(outer, 'held-taken')
-    const storage = localDiskStorage({ root })
-    const key = 'image/20261126/taken.png' as StorageKey
-    const meta = { size: 5, contentType: 'image/png' }
-    await storage.putBytes?.(key, Buffer.from('first'), meta)
-    await assert.rejects(
-      storage.putBytes?.(key, Buffer.from('other'), meta) ?? Promise.resolve(),
-      (e: unknown) => isUeError(e) && e.code === 'UE_STORAGE_FAILED' && e.detail === 'exists',
-    )
-    assert.equal(await readFile(path.join(root, key), 'utf8'), 'first')
-    assert.deepEqual(
-      (await listAll(root)).filter((f) => f.endsWith('.part')),
-      [],
-    )
-  })
-
   test('putFile copies a file from another file system, where it cannot be linked', async () => {
     // /dev/shm is a tmpfs on Linux: a different device from the temp folder's disk.
     const elsewhere = await mkdtemp('/dev/shm/ue-local-')
