@@ -32,7 +32,7 @@ const ROOM_RULES: Record<string, readonly string[]> = {
  */
 const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'better-sqlite3': ['db/open.ts'],
-  pg: ['db/open.ts'],
+  pg: ['db/open.ts', 'db/postgres-reads.ts'],
   '@aws-sdk/client-s3': ['storage/s3.ts', 'storage/s3-direct.ts'],
   '@aws-sdk/s3-presigned-post': ['storage/s3-direct.ts'],
   '@aws-sdk/s3-request-presigner': ['storage/s3-direct.ts'],

@@ -1,4 +1,3 @@
-import { readFileSync, writeFileSync } from 'node:fs'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import sharp, { type Sharp } from 'sharp'
 import { describeFile, siblingPath, type TempFile, tempFileAt } from '../ingest/temp-file.js'
@@ -57,14 +56,6 @@ const ANIMATABLE = new Set(['gif', 'webp'])
  */
 const IN_MEMORY_MAX_BYTES = 4 * 1024 * 1024
 
-/**
- * Images up to this size are read, and their results written, with synchronous calls: for a
- * file in the page cache that is tens of microseconds on the event loop, and it spares the
- * thread-pool round trips of `fs/promises` (open, stat, read, close), which cost several times
- * the copy itself in CPU.
- */
-const SYNC_IO_MAX_BYTES = 256 * 1024
-
 /** What sharp reads: the bytes of a small image, the path of a larger one. */
 type Input = Buffer | string
 
@@ -108,7 +99,7 @@ export async function sharpProcessor(o: SharpProcessorOptions): Promise<ImagePro
         () => new UeError('UE_BUSY', { detail: 'image queue wait' }),
       )
       try {
-        const input = await readInput(file)
+        const input = file.size <= IN_MEMORY_MAX_BYTES ? await readFile(file.path) : file.path
         const header = await readHeader(input, o)
         return await queue.run(policy.client ?? '', header.pixels, limit.signal, () => {
           const left = o.timeoutSeconds - (Date.now() - started) / 1000
@@ -120,11 +111,6 @@ export async function sharpProcessor(o: SharpProcessorOptions): Promise<ImagePro
       }
     },
   }
-}
-
-async function readInput(file: TempFile): Promise<Input> {
-  if (file.size <= SYNC_IO_MAX_BYTES) return readFileSync(file.path)
-  return file.size <= IN_MEMORY_MAX_BYTES ? await readFile(file.path) : file.path
 }
 
 interface Header {
@@ -211,8 +197,7 @@ async function reencode(
       // libvips writes a file in 8 KB pieces; a small image goes out in one write instead.
       const pngLevel = output === 'png' ? pngLevelFor(input) : undefined
       const bytes = await encode(image, output, o.quality, pngLevel).toBuffer()
-      if (bytes.length <= SYNC_IO_MAX_BYTES) writeFileSync(out, bytes, { flag: 'wx' })
-      else await writeFile(out, bytes, { flag: 'wx' })
+      await writeFile(out, bytes, { flag: 'wx' })
       size = bytes.length
     }
   } catch (cause) {
