@@ -457,7 +457,7 @@ async function everyOffsetAgrees(
 
 /**
  * Compares every page (sizes 1, 4 and 7, read in order, then jumps backwards and forwards) with
- * the same slice of the stored entries, filtered and ordered here the slow way.
+ * the same slice of the scan.
  */
 async function agreesWithScan(
   store: MetadataStore,
@@ -466,19 +466,7 @@ async function agreesWithScan(
   when: string,
 ): Promise<void> {
   for (const shape of shapes) {
-    const owners = shape.owners ?? { kind: 'all' }
-    const keys = stored
-      .filter((e) => shape.categories.includes(e.category))
-      .filter((e) => (shape.exts ?? []).length === 0 || shape.exts?.includes(e.ext))
-      .filter((e) =>
-        owners.kind === 'all'
-          ? true
-          : owners.kind === 'owned'
-            ? e.owner !== null
-            : e.owner === owners.user,
-      )
-      .sort((a, b) => b.createdAt - a.createdAt || b.id - a.id)
-      .map((e) => e.key)
+    const keys = scanned(stored, shape)
     for (const size of [1, 4, 7]) {
       const starts = [...Array(Math.ceil(keys.length / size) + 1).keys()].map((i) => i * size)
       // Jumps first, while no anchor is remembered: the row at the offset is looked up.
