@@ -79,12 +79,12 @@ export function pageQuery(
     (anchor
       ? ` and ("created_at", "id") <= (${p.one(anchor.createdAt)}, ${p.one(anchor.id)})`
       : '') +
-    ` order by "created_at" desc, "id" desc limit ${p.one(limit)}`
+    ` order by "created_at" desc, "id" desc limit ${p.rows(limit)}`
   const text =
     legs.length === 1
       ? leg(legs[0] as Leg)
       : legs.map((l, i) => `select * from (${leg(l)}) as "c${i}"`).join(' union all ') +
-        ` order by "createdAt" desc, "id" desc limit ${p.one(limit)}`
+        ` order by "createdAt" desc, "id" desc limit ${p.rows(limit)}`
   return named(CompiledQuery.raw(text, p.values) as CompiledQuery<ListedRow>)
 }
 
@@ -151,7 +151,7 @@ export function rowAtQuery(
     `select "created_at" as "createdAt", "id" from "files" where ${owner}${category}` +
     (exts.length > 0 ? ` and ${steer}"ext" in (${p.list(exts)})` : '') +
     (bound === undefined ? '' : ` and "created_at" ${fromOldest ? '>=' : '<'} ${p.one(bound)}`) +
-    ` order by "created_at" ${direction}, "id" ${direction} limit 1 offset ${p.one(offset)}`
+    ` order by "created_at" ${direction}, "id" ${direction} limit 1 offset ${p.rows(offset)}`
   return named(CompiledQuery.raw(text, p.values) as CompiledQuery<Anchor>)
 }
 
@@ -184,7 +184,7 @@ export function documentPageQuery(
   const text =
     `select "files"."id", "key", "original_name" as "originalName", "created_at" as "createdAt" ` +
     documentRows(p, owners, document, categories, exts) +
-    ` order by "created_at" desc, "files"."id" desc limit ${p.one(size)} offset ${p.one(start)}`
+    ` order by "created_at" desc, "files"."id" desc limit ${p.rows(size)} offset ${p.rows(start)}`
   return named(CompiledQuery.raw(text, p.values) as CompiledQuery<ListedRow>)
 }
 

@@ -60,11 +60,11 @@ export function termPageQuery(
   const matching =
     `select "id" from "material_terms" where "term" = ${p.one(term)}` +
     inCategories(p, categoryKeys) +
-    `${order} limit ${p.one(offset + pageSize)}`
+    `${order} limit ${p.rows(offset + pageSize)}`
   const text =
     `select ${MATERIAL_COLUMNS} from "materials" where ("id" in (${matching})` +
     (alsoId === undefined ? '' : ` or "id" = ${p.one(alsoId)}`) +
-    `)${order} limit ${p.one(pageSize)} offset ${p.one(offset)}`
+    `)${order} limit ${p.rows(pageSize)} offset ${p.rows(offset)}`
   return named(CompiledQuery.raw(text, p.values) as CompiledQuery<MaterialRow>)
 }
 
@@ -117,7 +117,7 @@ export function literalPageQuery(
   const where = literalMatch(p, postgres, keyword, categoryIds, exactId)
   const text =
     `select ${MATERIAL_COLUMNS} from "materials" where ${where}` +
-    ` order by "created_at" desc, "id" desc limit ${p.one(pageSize)} offset ${p.one(offset)}`
+    ` order by "created_at" desc, "id" desc limit ${p.rows(pageSize)} offset ${p.rows(offset)}`
   return named(CompiledQuery.raw(text, p.values) as CompiledQuery<MaterialRow>)
 }
 
