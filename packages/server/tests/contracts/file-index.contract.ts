@@ -443,15 +443,8 @@ async function everyOffsetAgrees(
 ): Promise<void> {
   for (const shape of shapes) {
     const keys = scanned(stored, shape)
-    for (let start = keys.length; start >= 0; start--) {
-      const page = await store.files.list({ ...shape, start, size: 1 })
-      assert.equal(page.total, keys.length, `${when}: total of ${JSON.stringify(shape)}`)
-      assert.deepEqual(
-        page.items.map((e) => e.key),
-        keys.slice(start, start + 1),
-        `${when}: ${JSON.stringify(shape)} at ${start}`,
-      )
-    }
+    for (let start = keys.length; start >= 0; start--)
+      await pageAgrees(store, shape, keys, start, 1, when)
   }
 }
 
@@ -470,15 +463,26 @@ async function agreesWithScan(
     for (const size of [1, 4, 7]) {
       const starts = [...Array(Math.ceil(keys.length / size) + 1).keys()].map((i) => i * size)
       // Jumps first, while no anchor is remembered: the row at the offset is looked up.
-      for (const start of [keys.length - 2, 5, 2, ...starts, ...starts.reverse()]) {
-        const page = await store.files.list({ ...shape, start, size })
-        assert.equal(page.total, keys.length, `${when}: total of ${JSON.stringify(shape)}`)
-        assert.deepEqual(
-          page.items.map((e) => e.key),
-          keys.slice(start, start + size),
-          `${when}: ${JSON.stringify(shape)} from ${start} by ${size}`,
-        )
-      }
+      for (const start of [keys.length - 2, 5, 2, ...starts, ...starts.reverse()])
+        await pageAgrees(store, shape, keys, start, size, when)
     }
   }
+}
+
+/** The page of `shape` from `start` by `size` is that slice of the scanned `keys`. */
+async function pageAgrees(
+  store: MetadataStore,
+  shape: Omit<ListQuery, 'start' | 'size'>,
+  keys: readonly string[],
+  start: number,
+  size: number,
+  when: string,
+): Promise<void> {
+  const page = await store.files.list({ ...shape, start, size })
+  assert.equal(page.total, keys.length, `${when}: total of ${JSON.stringify(shape)}`)
+  assert.deepEqual(
+    page.items.map((e) => e.key),
+    keys.slice(start, start + size),
+    `${when}: ${JSON.stringify(shape)} from ${start} by ${size}`,
+  )
 }
