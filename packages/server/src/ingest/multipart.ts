@@ -31,7 +31,7 @@ export async function readSingleFile(
 ): Promise<SpooledFile> {
   assertIdentityEncoding(request)
   const contentType = request.headers.get('content-type') ?? ''
-  if (!/^multipart\/form-data;.*boundary=/i.test(contentType))
+  if (!/^multipart\/form-data;/i.test(contentType) || !boundaryOf(contentType))
     throw new UeError('UE_BODY_INVALID', { detail: 'expected multipart/form-data with a boundary' })
 
   let parser: ReturnType<typeof Busboy>
@@ -119,4 +119,14 @@ export async function readSingleFile(
 
 function asUeError(e: unknown): UeError {
   return e instanceof UeError ? e : new UeError('UE_BODY_INVALID', { cause: e })
+}
+
+/**
+ * The `boundary` parameter's value, or undefined when it is absent or empty. busboy takes an
+ * empty one and declares the parse finished before the body has ended; what the upload then
+ * answers depended on the order of events, so such a body is refused before it is read.
+ */
+function boundaryOf(contentType: string): string | undefined {
+  const match = /;\s*boundary=(?:"([^"]*)"|([^;\s]*))/i.exec(contentType)
+  return (match?.[1] ?? match?.[2]) || undefined
 }

@@ -114,6 +114,15 @@ describe('S9: malformed multipart never crashes or hangs', () => {
       })
   })
 
+  test('an empty boundary parameter is refused as an invalid body, not read as one without a file', async (t) => {
+    const srv = await startTestServer(t)
+    const body = Buffer.concat([filePart(), CLOSE])
+    const res = await postBody(srv, 'image', body, 'multipart/form-data; boundary=')
+    const answer = (await res.json()) as { code?: string }
+    assert.equal(answer.code, 'UE_BODY_INVALID')
+    assert.deepEqual(await srv.storedFiles(), [])
+  })
+
   test('a client that disconnects mid-file leaves nothing behind', async (t) => {
     const srv = await startTestServer(t)
     const before = await snapshot(srv)
