@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import { UeError } from '../shared/errors.js'
-import type { Page, StorageKey } from '../shared/types.js'
+import type { Category, Page, StorageKey } from '../shared/types.js'
 import { keyInByteOrder } from './byte-order.js'
 import { guarded, isUniqueViolation } from './errors.js'
 import { dayRange } from './file-day-counts.js'
 import { isPostgres } from './identity.js'
 import {
   type Anchor,
+  countedPageQuery,
   countsQuery,
   dayCountsQuery,
   documentCountQuery,
@@ -61,11 +62,20 @@ export function createFileIndex(db: Kysely<DbSchema>, snapshots?: SyncSnapshots)
             }
             // Outside SQLite, a page this process holds is answered after one statement (the
             // count, alone) instead of three (start transaction, the count, commit).
-            if (!snapshots && pages.has(pageKeyOf(q))) {
+            if (
+              !snapshots &&
+              pages.has(pageKeyOf(listingShape(q), wholeNumber(q.start), wholeNumber(q.size)))
+            ) {
               const held = await readAlone(db, () => heldPage(postgres, pages, q))
               if (held !== undefined) return held
             }
-            return readSnapshot(db, snapshots, () => listing(postgres, remembered, q), 'generic')
+            // On PostgreSQL, a first page or one whose anchor this process holds is one
+            // statement instead of four (start transaction, the count, the page, commit).
+            if (postgres && !snapshots) {
+              const alone = await readAlone(db, () => pageAlone(remembered, q))
+              if (alone !== undefined) return alone
+            }
+            return readSnapshot(db, snapshots, () => listing(postgres, remembered, q))
           }),
     get: (key) => guarded(() => get(db, key)),
     remove: (key, o) => {
@@ -153,8 +163,7 @@ function* listing(
   const { total, changes, legs } = yield* counted(postgres, q)
   if (size === 0 || start >= total) return { items: [], total }
   const shape = listingShape(q)
-  const pageKey = pageKeyOf(q)
-  const seen = pages.get(pageKey)
+  const seen = pages.get(pageKeyOf(shape, start, size))
   if (seen !== undefined && seen.changes === changes) return { items: seen.items, total }
   const known = start === 0 ? undefined : anchors.get(`${shape}\n${start}`)
   const sameState = known !== undefined && known.changes === changes
@@ -168,12 +177,53 @@ function* listing(
     if (!sameState) anchors.set(`${shape}\n${start}`, { anchor, changes })
   }
   const rows = yield* rowsOf(pageQuery(postgres, q.owners, legs, q.exts ?? [], anchor, size + 1))
+  return { items: remember({ anchors, pages }, shape, start, size, rows, changes), total }
+}
+
+/**
+ * PostgreSQL: the counts and the page in one statement (`countedPageQuery`), for a first page
+ * or a page whose anchor this process holds. The page is read from the anchor before the counts
+ * can say whether it still holds: when they say the listing changed since, the answer is
+ * undefined and `listing` reads the page again (so does a page with no anchor held).
+ */
+function* pageAlone(
+  remembered: { anchors: Anchors; pages: Pages },
+  q: ListQuery,
+): QuerySteps<Page<ListedFile> | undefined> {
+  const start = wholeNumber(q.start)
+  const size = wholeNumber(q.size)
+  const shape = listingShape(q)
+  const known = start === 0 ? undefined : remembered.anchors.get(`${shape}\n${start}`)
+  if (size === 0 || (start > 0 && known === undefined)) return undefined
+  const categories = [...new Set(q.categories)]
+  const exts = q.exts ?? []
+  const [read] = yield* rowsOf(
+    countedPageQuery(scopesOf(q), q.owners, categories, exts, known?.anchor, size + 1),
+  )
+  const { total, changes } = countedFrom(read?.counts ?? [], categories, q.exts)
+  if (start >= total) return { items: [], total }
+  if (known !== undefined && known.changes !== changes) return undefined
+  return { items: remember(remembered, shape, start, size, read?.rows ?? [], changes), total }
+}
+
+/**
+ * A page read at `changes` (up to size + 1 rows): the row after it is remembered as the anchor
+ * of the next page, the page itself for the clients asking for it again; its items are returned.
+ */
+function remember(
+  { anchors, pages }: { anchors: Anchors; pages: Pages },
+  shape: string,
+  start: number,
+  size: number,
+  rows: readonly ListedRow[],
+  changes: string,
+): readonly ListedFile[] {
   const next = rows[size]
   if (next !== undefined)
     anchors.set(`${shape}\n${start + size}`, { anchor: anchorOf(next), changes })
   const items = Object.freeze(rows.slice(0, size).map((row) => Object.freeze(toListed(row))))
-  pages.set(pageKey, { items, changes })
-  return { items, total }
+  pages.set(pageKeyOf(shape, start, size), { items, changes })
+  return items
 }
 
 /** One document's files (`listImage&document=<id>`): count and page in one snapshot. */
@@ -207,13 +257,13 @@ function* heldPage(
   const size = wholeNumber(q.size)
   const { total, changes } = yield* counted(postgres, q)
   if (size === 0 || start >= total) return { items: [], total }
-  const seen = pages.get(pageKeyOf(q))
+  const seen = pages.get(pageKeyOf(listingShape(q), start, size))
   return seen !== undefined && seen.changes === changes ? { items: seen.items, total } : undefined
 }
 
 /** Which page of which listing: the key of `Pages`. */
-function pageKeyOf(q: ListQuery): string {
-  return `${listingShape(q)}\n${wholeNumber(q.start)}\n${wholeNumber(q.size)}`
+function pageKeyOf(shape: string, start: number, size: number): string {
+  return `${shape}\n${start}\n${size}`
 }
 
 function anchorOf(row: { createdAt: number | string; id: number | string }): Anchor {
@@ -250,7 +300,16 @@ interface Counted {
 function* counted(postgres: boolean, q: ListQuery): QuerySteps<Counted> {
   const categories = [...new Set(q.categories)]
   const rows = yield* rowsOf(countsQuery(postgres, scopesOf(q), categories))
-  const listed = q.exts && q.exts.length > 0 ? new Set(q.exts) : undefined
+  return countedFrom(rows, categories, q.exts)
+}
+
+/** `counted` from the `file_counts` rows of the listing's scopes and `categories`. */
+function countedFrom(
+  rows: readonly ListingCount[],
+  categories: readonly Category[],
+  exts: readonly string[] | undefined,
+): Counted {
+  const listed = exts && exts.length > 0 ? new Set(exts) : undefined
   let total = 0
   let changes = 0
   const shown = new Map<string, number>()

@@ -33,10 +33,20 @@ export function countsQuery(
   categories: readonly Category[],
 ): CompiledQuery<ListingCount> {
   const p = new Parameters(postgres)
-  const text =
+  return named(
+    CompiledQuery.raw(countsText(p, scopes, categories), p.values) as CompiledQuery<ListingCount>,
+  )
+}
+
+function countsText(
+  p: Parameters,
+  scopes: readonly string[],
+  categories: readonly Category[],
+): string {
+  return (
     `select "scope", "category", "ext", "n", "changes" from "file_counts" ` +
     `where "scope" in (${p.list(scopes)}) and "category" in (${p.list(categories)})`
-  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<ListingCount>)
+  )
 }
 
 /** (created_at, id) of a row: pages continue from here, this row included. */
@@ -72,6 +82,48 @@ export function pageQuery(
   limit: number,
 ): CompiledQuery<ListedRow> {
   const p = new Parameters(postgres)
+  const text = pageText(p, owners, legs, exts, anchor, limit)
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<ListedRow>)
+}
+
+/** The counts (as `countsQuery`'s rows) and a page (as `pageQuery`'s) read by one statement. */
+export interface CountedPage {
+  counts: ListingCount[]
+  rows: ListedRow[]
+}
+
+/**
+ * PostgreSQL only: `countsQuery` and `pageQuery` as one statement, so one snapshot and one
+ * round trip. The page cannot wait for the counts to pick its legs, so every category is a leg
+ * and every leg filters by extension when extensions are listed: a category without matching
+ * files is an empty index range, and a filter that drops nothing changes no plan, since the
+ * covering index that leads with the category is the only one that serves the order.
+ */
+export function countedPageQuery(
+  scopes: readonly string[],
+  owners: OwnerFilter | undefined,
+  categories: readonly Category[],
+  exts: readonly string[],
+  anchor: Anchor | undefined,
+  limit: number,
+): CompiledQuery<CountedPage> {
+  const p = new Parameters(true)
+  const legs = categories.map((category) => ({ category, byExt: true }))
+  const text =
+    `select (select coalesce(json_agg("c"), '[]') from (${countsText(p, scopes, categories)}) as "c") as "counts", ` +
+    `(select coalesce(json_agg("r" order by "r"."createdAt" desc, "r"."id" desc), '[]') ` +
+    `from (${pageText(p, owners, legs, exts, anchor, limit)}) as "r") as "rows"`
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<CountedPage>)
+}
+
+function pageText(
+  p: Parameters,
+  owners: OwnerFilter | undefined,
+  legs: readonly Leg[],
+  exts: readonly string[],
+  anchor: Anchor | undefined,
+  limit: number,
+): string {
   const leg = ({ category, byExt }: Leg) =>
     `select "id", "key", "original_name" as "originalName", "created_at" as "createdAt" ` +
     `from "files" where ${ownerCondition(owners, p)}"category" = ${p.one(category)}` +
@@ -80,12 +132,10 @@ export function pageQuery(
       ? ` and ("created_at", "id") <= (${p.one(anchor.createdAt)}, ${p.one(anchor.id)})`
       : '') +
     ` order by "created_at" desc, "id" desc limit ${p.rows(limit)}`
-  const text =
-    legs.length === 1
-      ? leg(legs[0] as Leg)
-      : legs.map((l, i) => `select * from (${leg(l)}) as "c${i}"`).join(' union all ') +
+  return legs.length === 1
+    ? leg(legs[0] as Leg)
+    : legs.map((l, i) => `select * from (${leg(l)}) as "c${i}"`).join(' union all ') +
         ` order by "createdAt" desc, "id" desc limit ${p.rows(limit)}`
-  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<ListedRow>)
 }
 
 export interface DayCount {

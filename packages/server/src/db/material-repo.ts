@@ -11,9 +11,10 @@ import {
   lowerQuery,
   termCountQuery,
   termPageQuery,
+  termSearchQuery,
 } from './material-search-sql.js'
 import { dropTerms, dropTermsIn, moveTerms, reindexTerms, SHORT_KEYWORD } from './material-terms.js'
-import { type QuerySteps, readOne, readSnapshot, rowsOf } from './query-steps.js'
+import { type QuerySteps, readAlone, readOne, readSnapshot, rowsOf } from './query-steps.js'
 import type { CategoryRow, DbSchema, MaterialRow } from './schema.js'
 import type { SyncSnapshots } from './sqlite-snapshots.js'
 
@@ -139,7 +140,12 @@ function repositoryOver(
     search: (q) =>
       q.categoryIds !== undefined && q.categoryIds.length === 0
         ? Promise.resolve({ items: [], total: 0 })
-        : guarded(() => readSnapshot(db, snapshots, () => searching(postgres, q))),
+        : guarded(() => {
+            const term = postgres ? termAlone(q) : undefined
+            return term === undefined
+              ? readSnapshot(db, snapshots, () => searching(postgres, q))
+              : readAlone(db, () => searchTermAlone(q, term))
+          }),
     allMaterials: () =>
       guarded(async () => {
         const rows = await db.selectFrom('materials').selectAll().orderBy('id').execute()
@@ -289,8 +295,7 @@ function atomically<T>(
  */
 function* searching(postgres: boolean, q: MaterialSearch): QuerySteps<Page<MaterialRecord>> {
   const keyword = q.keyword ?? ''
-  const id = /^\d{1,10}$/.test(keyword) ? Number(keyword) : Number.NaN
-  const exactId = id >= 1 && id <= MAX_ID ? id : undefined
+  const exactId = exactIdOf(keyword)
   const term = !postgres
     ? asciiLower(keyword)
     : uncased(keyword)
@@ -299,6 +304,34 @@ function* searching(postgres: boolean, q: MaterialSearch): QuerySteps<Page<Mater
   return Array.from(term).length <= SHORT_KEYWORD
     ? yield* searchTerm(postgres, q, term, exactId)
     : yield* searchLiteral(postgres, q, keyword, exactId)
+}
+
+/** The material id a keyword of digits names as well, if it can be one. */
+function exactIdOf(keyword: string): number | undefined {
+  const id = /^\d{1,10}$/.test(keyword) ? Number(keyword) : Number.NaN
+  return id >= 1 && id <= MAX_ID ? id : undefined
+}
+
+/**
+ * On PostgreSQL, the term of a search that one statement answers (`termSearchQuery`): a short
+ * keyword (or none) without case, so not to be folded by the database first, that names no id.
+ */
+function termAlone(q: MaterialSearch): string | undefined {
+  const keyword = q.keyword ?? ''
+  const fits =
+    q.page >= 1 &&
+    q.pageSize >= 1 &&
+    Array.from(keyword).length <= SHORT_KEYWORD &&
+    uncased(keyword) &&
+    exactIdOf(keyword) === undefined
+  return fits ? keyword : undefined
+}
+
+function* searchTermAlone(q: MaterialSearch, term: string): QuerySteps<Page<MaterialRecord>> {
+  const offset = (q.page - 1) * q.pageSize
+  const [read] = yield* rowsOf(termSearchQuery(term, q.categoryIds, offset, q.pageSize))
+  const total = Number(read?.n ?? 0)
+  return { items: offset >= total ? [] : (read?.rows ?? []).map(toMaterial), total }
 }
 
 /**

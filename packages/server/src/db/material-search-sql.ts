@@ -68,6 +68,42 @@ export function termPageQuery(
   return named(CompiledQuery.raw(text, p.values) as CompiledQuery<MaterialRow>)
 }
 
+/** A search page and its total, read by one statement (`termSearchQuery`). */
+export interface TermSearch {
+  n: string | number | null
+  rows: MaterialRow[]
+}
+
+/**
+ * PostgreSQL only: `termCountQuery` and the page of `termPageQuery` (without `alsoId`) as one
+ * statement, so one round trip and no transaction. The page takes its ids as an array
+ * (`= any(array(…))`), which PostgreSQL plans as at most a few index probes whatever the limit,
+ * where the `in (…)` of `termPageQuery` costs it more to plan on every run.
+ */
+export function termSearchQuery(
+  term: string,
+  categoryKeys: readonly number[] | undefined,
+  offset: number,
+  pageSize: number,
+): CompiledQuery<TermSearch> {
+  const p = new Parameters(true)
+  const order = ' order by "created_at" desc, "id" desc'
+  const count =
+    `select sum("n") from "material_term_counts" where "term" = ${p.one(term)}` +
+    inCategories(p, categoryKeys)
+  const ids =
+    `select "id" from "material_terms" where "term" = ${p.one(term)}` +
+    inCategories(p, categoryKeys) +
+    `${order} limit ${p.rows(offset + pageSize)}`
+  const page =
+    `select ${MATERIAL_COLUMNS} from "materials" where "id" = any(array(${ids}))` +
+    `${order} limit ${p.rows(pageSize)} offset ${p.rows(offset)}`
+  const text =
+    `select (${count}) as "n", (select coalesce(json_agg("r" order by "r"."createdAt" desc, ` +
+    `"r"."id" desc), '[]') from (${page}) as "r") as "rows"`
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<TermSearch>)
+}
+
 /**
  * The material `id` when it is in the categories and its terms do not already hold `term` (then
  * the term's count has it), else no row.

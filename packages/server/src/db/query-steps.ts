@@ -1,5 +1,5 @@
 import type { CompiledQuery, Kysely } from 'kysely'
-import type { Plans, PostgresReads } from './postgres-reads.js'
+import type { PostgresReads } from './postgres-reads.js'
 import type { DbSchema } from './schema.js'
 import type { SyncSnapshots } from './sqlite-snapshots.js'
 
@@ -26,8 +26,7 @@ export function readThrough(db: Kysely<DbSchema>, reads: PostgresReads): void {
 
 /**
  * Runs `steps` in one snapshot: synchronously where the database offers it (SQLite), else in a
- * repeatable-read transaction (or the transaction `db` already is). `plans`: on PostgreSQL's
- * direct path (postgres-reads.ts), 'generic' runs the named statements on generic plans. Statements are SQL text, so
+ * repeatable-read transaction (or the transaction `db` already is). Statements are SQL text, so
  * rows come back with the column names the text gives them on either path (Kysely's result
  * plugins leave camel-cased names as they are).
  */
@@ -35,11 +34,10 @@ export function readSnapshot<T>(
   db: Kysely<DbSchema>,
   snapshots: SyncSnapshots | undefined,
   steps: () => QuerySteps<T>,
-  plans?: Plans,
 ): Promise<T> {
   if (snapshots) return snapshots.read((run) => drive(steps(), run))
   const reads = direct.get(db)
-  if (reads !== undefined) return reads.snapshot(steps, plans)
+  if (reads !== undefined) return reads.snapshot(steps)
   const inside = async (tx: Kysely<DbSchema>) => {
     const it = steps()
     for (let next = it.next(); ; ) {
