@@ -1,4 +1,5 @@
 import type { AiUsageStore } from '../db/ai-usage.js'
+import { DAY_MS } from '../shared/durations.js'
 import { UeError } from '../shared/errors.js'
 
 export interface AiLimitOptions {
@@ -111,7 +112,6 @@ export type AiLimits = ReturnType<typeof createAiLimits>
 
 /** Days of counts kept; older ones are removed once a day by each node. */
 const DAYS_KEPT = 31
-const DAY_MS = 86_400_000
 
 /** What `AiBudget.reserve` set aside for one call. */
 export interface AiReservation {

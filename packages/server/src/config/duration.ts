@@ -1,3 +1,5 @@
+import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from '../shared/durations.js'
+
 /** What a duration setting accepts, for the message that refuses a bad one. */
 export const DURATION_FORMS =
   'must be a duration: a number of seconds (3600) or a number and a unit: 30m, 12h, 7d (s, m, h, d)'
@@ -5,11 +7,11 @@ export const DURATION_FORMS =
 const DURATION = /^(\d{1,9})\s*([smhd]?)$/i
 
 const UNIT_MS: Readonly<Record<string, number>> = {
-  '': 1000,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
+  '': SECOND_MS,
+  s: SECOND_MS,
+  m: MINUTE_MS,
+  h: HOUR_MS,
+  d: DAY_MS,
 }
 
 /** Milliseconds from `7d`, `12h`, `30m`, `90s` or `3600` (seconds); undefined for anything else. */

@@ -1,11 +1,10 @@
 import { type Kysely, sql } from 'kysely'
+import { DAY_MS } from '../shared/durations.js'
 import { isPostgres } from './identity.js'
+import type { WalkStart } from './listing-sql.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: runs inside a migration, on the schema of its time
 type AnyDb = Kysely<any>
-
-/** The width of a bucket of `file_day_counts`: one UTC day of `created_at` milliseconds. */
-export const DAY_MS = 86_400_000
 
 /**
  * The bucket of a `created_at`: its UTC day since 1970, every earlier time in bucket -1. The
@@ -16,7 +15,7 @@ function dayOf(column: string) {
 }
 
 /** The `created_at` range of a bucket: from `from` (inclusive) to `until` (exclusive). */
-export function dayRange(day: number): { from: number | undefined; until: number } {
+export function dayRange(day: number): WalkStart {
   return day < 0 ? { from: undefined, until: 0 } : { from: day * DAY_MS, until: (day + 1) * DAY_MS }
 }
 

@@ -1,4 +1,4 @@
-import { parseDuration as parseGrace } from '../config/duration.js'
+import { parseDuration } from '../config/duration.js'
 import type { ServerConfig } from '../config/load.js'
 import type { MetadataStore } from '../db/types.js'
 import { sweepOrphans } from '../documents/orphans.js'
@@ -7,6 +7,7 @@ import { removeAnnounced } from '../editor/file-events.js'
 import { orphanEventHooks } from '../events/document-events.js'
 import { createEvents, type Events } from '../events/publisher.js'
 import { keyRecogniser } from '../ingest/keys.js'
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../shared/durations.js'
 import { isUeError } from '../shared/errors.js'
 import { silentLogger } from '../shared/log.js'
 import type { Logger } from '../shared/types.js'
@@ -34,7 +35,7 @@ reconcile  compares the stored objects with the index rows and lists objects wit
            than the grace period: an upload in flight stores its object before its row.
            Only objects named as this server names uploads (the configured *PathFormat and
            an extension) are ever deleted; any other file is reported as foreign and kept.
---grace    the grace period: a number with s, m, h or d (default 1h); 0 with care.
+--grace    the grace period: 7d, 12h, 30m or a number of seconds (default 1h); 0 with care.
 --quiet    print nothing when nothing is left to fix (for cron, which mails any output).
 
 orphans    lists the stored files no document references (docs/documents.md), stored after
@@ -48,8 +49,6 @@ orphans    lists the stored files no document references (docs/documents.md), st
 
 Uses the same configuration as "serve" (--env-file, UEDITOR_CONFIG, UEDITOR_* variables);
 never creates an index that does not exist.`
-
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 
 /** `ueditor-server files …`; returns the exit code. */
 export async function runFilesCommand(args: readonly string[]): Promise<number> {
@@ -69,8 +68,8 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
     if (arg === '--fix') fix = true
     else if (arg === '--quiet') quiet = true
     else if (arg === '--grace') {
-      const parsed = parseDuration(rest[++i])
-      if (parsed === null) return usage(`--grace needs a duration such as 30m or 2h.`)
+      const parsed = rest[i + 1] === undefined ? undefined : parseDuration(rest[++i] as string)
+      if (parsed === undefined) return usage('--grace needs a duration such as 30m, 2h or 3600.')
       graceMs = parsed
     } else return usage(`Unexpected argument "${arg}".`)
   }
@@ -151,7 +150,7 @@ async function runOrphans(
     const arg = args[i]
     if (arg === '--fix') fix = true
     else if (arg === '--grace') {
-      const parsed = args[i + 1] === undefined ? undefined : parseGrace(args[++i] as string)
+      const parsed = args[i + 1] === undefined ? undefined : parseDuration(args[++i] as string)
       if (parsed === undefined) return usage('--grace needs a duration such as 7d, 12h or 3600.')
       graceMs = parsed
     } else return usage(`Unexpected argument "${arg}".`)
@@ -164,7 +163,7 @@ async function runOrphans(
       )
       return 0
     }
-    const grace = graceMs ?? (parseGrace(config.documents.orphanGrace) as number)
+    const grace = graceMs ?? (parseDuration(config.documents.orphanGrace) as number)
     const storage = storageDriver(config.storage)
     try {
       const result = await sweepOrphans(
@@ -208,9 +207,9 @@ const cliLog: Logger = {
 
 function graceText(ms: number): string {
   for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
+    ['d', DAY_MS],
+    ['h', HOUR_MS],
+    ['m', MINUTE_MS],
   ] as const)
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`
   return `${ms / 1000}s`
@@ -226,14 +225,6 @@ function uploadPathFormats(config: ServerConfig): string[] {
 function describe(m: Mismatch, action: Action): string {
   const what = `${m.kind}: ${m.key} (${m.size} bytes, ${new Date(m.at).toISOString()})`
   return action === 'reported' ? what : `${what}: ${action}`
-}
-
-function parseDuration(text: string | undefined): number | null {
-  const m = text === undefined ? null : /^(\d+)([smhd])?$/.exec(text)
-  if (!m) return null
-  const n = Number(m[1])
-  if (m[2] === undefined) return n === 0 ? 0 : null
-  return n * (UNIT_MS[m[2]] ?? 0)
 }
 
 function count(n: number, noun: string): string {

@@ -52,6 +52,7 @@ test('files reconcile with a wrong argument or grace exits 2 with its usage and 
     ['files'],
     ['files', 'check'],
     ['files', 'reconcile', '--grace', '5x'],
+    ['files', 'reconcile', '--grace'],
     ['files', 'orphans', '--grace', '5x'],
     ['files', 'orphans', '--grace'],
     ['files', 'orphans', '--quiet'],

@@ -80,6 +80,11 @@ async function reconcileBesideForeignFiles(
   assert.match(report.stdout, new RegExp(`^object without row: ${literal(orphan)} \\(`, 'm'))
   assert.match(report.stdout, new RegExp(`^row without object: ${literal(lost)} \\(`, 'm'))
 
+  // A bare number is seconds, as in every duration setting: both mismatches are younger than that.
+  const young = await runCli(['files', 'reconcile', '--fix', '--grace', '3600'], env)
+  assert.equal(young.code, 3, young.stdout + young.stderr)
+  assert.notEqual(await place.read(orphan), null, 'an object younger than the grace is kept')
+
   const fixed = await runCli(['files', 'reconcile', '--fix', '--grace', '0'], env)
   assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr)
   for (const key of foreign.keys())
