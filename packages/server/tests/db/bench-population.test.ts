@@ -4,9 +4,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { cachedSqliteImages } from '../../bench/populations.js'
+import pg from 'pg'
+import { addMaterials, cachedSqliteImages } from '../../bench/populations.js'
 import { openRawSqlite } from '../../bench/raw-sqlite.js'
 import { openMetadataStore } from '../../src/db/open.js'
+import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
 
 // The bench's `--big` population: the SQLite index of many images, filled inside SQLite and kept
 // in a cache folder. At a smoke size here; the bench builds 10M the same way.
@@ -100,3 +102,54 @@ describe('the bench population of images in a cached SQLite index', () => {
     }
   })
 })
+
+// The bench's materials: saved through the repository on SQLite, written a batch per statement
+// on PostgreSQL (a save there costs several round trips each). Both must give the same tables.
+describe('the bench population of materials', () => {
+  test('on PostgreSQL holds the rows, terms and counts that saving each material through the repository gives', async (t) => {
+    const lane = await startPostgresLane()
+    if ('unavailable' in lane) return skipOrFail(t, lane.unavailable)
+    t.after(() => lane.cluster.stop())
+    const url = await lane.cluster.createDatabase()
+    const file = join(dir, 'materials.db')
+    const count = 75
+    const onPostgres = await addMaterials({ driver: 'postgres', url }, count)
+    const saved = await addMaterials({ driver: 'sqlite', file }, count)
+    assert.deepEqual(onPostgres, saved)
+
+    const tables = {
+      materials:
+        'select id, name, content, category_id, thumbnail, tags, tags_search, custom, created_at from materials',
+      terms: 'select term, id, category_key, created_at from material_terms',
+      counts: 'select term, category_key, n from material_term_counts where n > 0',
+    }
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    const sqlite = await openRawSqlite(file)
+    try {
+      for (const [table, text] of Object.entries(tables)) {
+        const written = normalised((await client.query(text)).rows)
+        const expected = normalised(sqlite.all(text) as Record<string, unknown>[])
+        assert.ok(expected.length > count - 1, table)
+        assert.deepEqual(written, expected, table)
+      }
+    } finally {
+      sqlite.close()
+      await client.end()
+    }
+  })
+})
+
+/** Rows with numbers as numbers (pg gives bigints as text), in one order whatever the collation. */
+function normalised(rows: readonly Record<string, unknown>[]): string[] {
+  return rows
+    .map((row) =>
+      JSON.stringify(
+        Object.entries(row).map(([k, v]) => [
+          k,
+          typeof v === 'string' && /^\d+$/.test(v) && k !== 'term' ? Number(v) : v,
+        ]),
+      ),
+    )
+    .sort()
+}
