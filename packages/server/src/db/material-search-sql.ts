@@ -40,10 +40,35 @@ export function termCountQuery(
   categoryKeys: readonly number[] | undefined,
 ): CompiledQuery<{ n: string | number | null }> {
   const p = new Parameters(postgres)
-  const text =
+  const text = termCountText(p, term, categoryKeys)
+  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<{ n: string | number | null }>)
+}
+
+function termCountText(
+  p: Parameters,
+  term: string,
+  categoryKeys: readonly number[] | undefined,
+): string {
+  return (
     `select sum("n") as "n" from "material_term_counts" where "term" = ${p.one(term)}` +
     inCategories(p, categoryKeys)
-  return named(CompiledQuery.raw(text, p.values) as CompiledQuery<{ n: string | number | null }>)
+  )
+}
+
+const NEWEST_FIRST = ' order by "created_at" desc, "id" desc'
+
+/** The ids of the first `limit` materials whose terms hold `term`, newest first. */
+function termIdsText(
+  p: Parameters,
+  term: string,
+  categoryKeys: readonly number[] | undefined,
+  limit: number,
+): string {
+  return (
+    `select "id" from "material_terms" where "term" = ${p.one(term)}` +
+    inCategories(p, categoryKeys) +
+    `${NEWEST_FIRST} limit ${p.rows(limit)}`
+  )
 }
 
 /** The page of materials whose terms hold `term` (newest first), and the one with `alsoId`. */
@@ -56,15 +81,11 @@ export function termPageQuery(
   pageSize: number,
 ): CompiledQuery<MaterialRow> {
   const p = new Parameters(postgres)
-  const order = ' order by "created_at" desc, "id" desc'
-  const matching =
-    `select "id" from "material_terms" where "term" = ${p.one(term)}` +
-    inCategories(p, categoryKeys) +
-    `${order} limit ${p.rows(offset + pageSize)}`
+  const matching = termIdsText(p, term, categoryKeys, offset + pageSize)
   const text =
     `select ${MATERIAL_COLUMNS} from "materials" where ("id" in (${matching})` +
     (alsoId === undefined ? '' : ` or "id" = ${p.one(alsoId)}`) +
-    `)${order} limit ${p.rows(pageSize)} offset ${p.rows(offset)}`
+    `)${NEWEST_FIRST} limit ${p.rows(pageSize)} offset ${p.rows(offset)}`
   return named(CompiledQuery.raw(text, p.values) as CompiledQuery<MaterialRow>)
 }
 
@@ -87,17 +108,11 @@ export function termSearchQuery(
   pageSize: number,
 ): CompiledQuery<TermSearch> {
   const p = new Parameters(true)
-  const order = ' order by "created_at" desc, "id" desc'
-  const count =
-    `select sum("n") from "material_term_counts" where "term" = ${p.one(term)}` +
-    inCategories(p, categoryKeys)
-  const ids =
-    `select "id" from "material_terms" where "term" = ${p.one(term)}` +
-    inCategories(p, categoryKeys) +
-    `${order} limit ${p.rows(offset + pageSize)}`
+  const count = termCountText(p, term, categoryKeys)
+  const ids = termIdsText(p, term, categoryKeys, offset + pageSize)
   const page =
     `select ${MATERIAL_COLUMNS} from "materials" where "id" = any(array(${ids}))` +
-    `${order} limit ${p.rows(pageSize)} offset ${p.rows(offset)}`
+    `${NEWEST_FIRST} limit ${p.rows(pageSize)} offset ${p.rows(offset)}`
   const text =
     `select (${count}) as "n", (select coalesce(json_agg("r" order by "r"."createdAt" desc, ` +
     `"r"."id" desc), '[]') from (${page}) as "r") as "rows"`
@@ -153,7 +168,7 @@ export function literalPageQuery(
   const where = literalMatch(p, postgres, keyword, categoryIds, exactId)
   const text =
     `select ${MATERIAL_COLUMNS} from "materials" where ${where}` +
-    ` order by "created_at" desc, "id" desc limit ${p.rows(pageSize)} offset ${p.rows(offset)}`
+    `${NEWEST_FIRST} limit ${p.rows(pageSize)} offset ${p.rows(offset)}`
   return named(CompiledQuery.raw(text, p.values) as CompiledQuery<MaterialRow>)
 }
 
