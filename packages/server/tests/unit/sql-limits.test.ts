@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { CompiledQuery } from 'kysely'
-import { documentPageQuery, pageQuery, rowAtQuery } from '../../src/db/listing-sql.js'
-import { literalPageQuery, termPageQuery } from '../../src/db/material-search-sql.js'
+import {
+  countedPageQuery,
+  documentPageQuery,
+  pageQuery,
+  rowAtQuery,
+} from '../../src/db/listing-sql.js'
+import {
+  literalPageQuery,
+  termPageQuery,
+  termSearchQuery,
+} from '../../src/db/material-search-sql.js'
 
 /** Every statement with a `limit` or `offset` that a listing or a search page sends. */
 function pageStatements(postgres: boolean): [string, CompiledQuery<unknown>][] {
@@ -30,7 +39,12 @@ describe('limits and offsets of the listing and search statements', () => {
   })
 
   test('on PostgreSQL they stay plain numbered parameters, as its named statements were planned with', () => {
-    for (const [name, query] of pageStatements(true)) {
+    const anchor = { createdAt: 1_700_000_000_000, id: 7 }
+    const oneStatement: [string, CompiledQuery<unknown>][] = [
+      ['counted page', countedPageQuery(['*'], undefined, ['image'], ['.png'], anchor, 21)],
+      ['search in one statement', termSearchQuery('标题', [1, 2], 40, 20)],
+    ]
+    for (const [name, query] of [...pageStatements(true), ...oneStatement]) {
       assert.match(query.sql, /\b(limit|offset) \$\d+\b/, name)
       assert.doesNotMatch(query.sql, /\+ 0/, `${name}: ${query.sql}`)
     }
