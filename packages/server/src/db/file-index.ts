@@ -60,22 +60,20 @@ export function createFileIndex(db: Kysely<DbSchema>, snapshots?: SyncSnapshots)
               const document = q.document
               return readSnapshot(db, snapshots, () => documentListing(postgres, q, document))
             }
+            const at = pageAt(q)
             // Outside SQLite, a page this process holds is answered after one statement (the
             // count, alone) instead of three (start transaction, the count, commit).
-            if (
-              !snapshots &&
-              pages.has(pageKeyOf(listingShape(q), wholeNumber(q.start), wholeNumber(q.size)))
-            ) {
-              const held = await readAlone(db, () => heldPage(postgres, pages, q))
+            if (!snapshots && pages.has(pageKeyOf(at))) {
+              const held = await readAlone(db, () => heldPage(postgres, pages, q, at))
               if (held !== undefined) return held
             }
             // On PostgreSQL, a first page or one whose anchor this process holds is one
             // statement instead of four (start transaction, the count, the page, commit).
             if (postgres && !snapshots) {
-              const alone = await readAlone(db, () => pageAlone(remembered, q))
+              const alone = await readAlone(db, () => pageAlone(remembered, q, at))
               if (alone !== undefined) return alone
             }
-            return readSnapshot(db, snapshots, () => listing(postgres, remembered, q))
+            return readSnapshot(db, snapshots, () => listing(postgres, remembered, q, at))
           }),
     get: (key) => guarded(() => get(db, key)),
     remove: (key, o) => {
@@ -157,15 +155,14 @@ function* listing(
   postgres: boolean,
   { anchors, pages }: { anchors: Anchors; pages: Pages },
   q: ListQuery,
+  at: PageAt,
 ): QuerySteps<Page<ListedFile>> {
-  const start = wholeNumber(q.start)
-  const size = wholeNumber(q.size)
+  const { start, size } = at
   const { total, changes, legs } = yield* counted(postgres, q)
   if (size === 0 || start >= total) return { items: [], total }
-  const shape = listingShape(q)
-  const seen = pages.get(pageKeyOf(shape, start, size))
+  const seen = pages.get(pageKeyOf(at))
   if (seen !== undefined && seen.changes === changes) return { items: seen.items, total }
-  const known = start === 0 ? undefined : anchors.get(`${shape}\n${start}`)
+  const known = start === 0 ? undefined : anchors.get(anchorKeyOf(at.shape, start))
   const sameState = known !== undefined && known.changes === changes
   const present = legs.map((l) => l.category)
   let anchor: Anchor | undefined
@@ -174,10 +171,10 @@ function* listing(
       ? known.anchor
       : yield* rowAt(postgres, { ...q, categories: present }, start, total)
     if (anchor === undefined) return { items: [], total }
-    if (!sameState) anchors.set(`${shape}\n${start}`, { anchor, changes })
+    if (!sameState) anchors.set(anchorKeyOf(at.shape, start), { anchor, changes })
   }
   const rows = yield* rowsOf(pageQuery(postgres, q.owners, legs, q.exts ?? [], anchor, size + 1))
-  return { items: remember({ anchors, pages }, shape, start, size, rows, changes), total }
+  return { items: remember({ anchors, pages }, at, rows, changes), total }
 }
 
 /**
@@ -189,11 +186,10 @@ function* listing(
 function* pageAlone(
   remembered: { anchors: Anchors; pages: Pages },
   q: ListQuery,
+  at: PageAt,
 ): QuerySteps<Page<ListedFile> | undefined> {
-  const start = wholeNumber(q.start)
-  const size = wholeNumber(q.size)
-  const shape = listingShape(q)
-  const known = start === 0 ? undefined : remembered.anchors.get(`${shape}\n${start}`)
+  const { start, size } = at
+  const known = start === 0 ? undefined : remembered.anchors.get(anchorKeyOf(at.shape, start))
   if (size === 0 || (start > 0 && known === undefined)) return undefined
   const categories = [...new Set(q.categories)]
   const exts = q.exts ?? []
@@ -203,7 +199,7 @@ function* pageAlone(
   const { total, changes } = countedFrom(read?.counts ?? [], categories, q.exts)
   if (start >= total) return { items: [], total }
   if (known !== undefined && known.changes !== changes) return undefined
-  return { items: remember(remembered, shape, start, size, read?.rows ?? [], changes), total }
+  return { items: remember(remembered, at, read?.rows ?? [], changes), total }
 }
 
 /**
@@ -212,17 +208,15 @@ function* pageAlone(
  */
 function remember(
   { anchors, pages }: { anchors: Anchors; pages: Pages },
-  shape: string,
-  start: number,
-  size: number,
+  at: PageAt,
   rows: readonly ListedRow[],
   changes: string,
 ): readonly ListedFile[] {
-  const next = rows[size]
+  const next = rows[at.size]
   if (next !== undefined)
-    anchors.set(`${shape}\n${start + size}`, { anchor: anchorOf(next), changes })
-  const items = Object.freeze(rows.slice(0, size).map((row) => Object.freeze(toListed(row))))
-  pages.set(pageKeyOf(shape, start, size), { items, changes })
+    anchors.set(anchorKeyOf(at.shape, at.start + at.size), { anchor: anchorOf(next), changes })
+  const items = Object.freeze(rows.slice(0, at.size).map((row) => Object.freeze(toListed(row))))
+  pages.set(pageKeyOf(at), { items, changes })
   return items
 }
 
@@ -252,18 +246,33 @@ function* heldPage(
   postgres: boolean,
   pages: Pages,
   q: ListQuery,
+  at: PageAt,
 ): QuerySteps<Page<ListedFile> | undefined> {
-  const start = wholeNumber(q.start)
-  const size = wholeNumber(q.size)
   const { total, changes } = yield* counted(postgres, q)
-  if (size === 0 || start >= total) return { items: [], total }
-  const seen = pages.get(pageKeyOf(listingShape(q), start, size))
+  if (at.size === 0 || at.start >= total) return { items: [], total }
+  const seen = pages.get(pageKeyOf(at))
   return seen !== undefined && seen.changes === changes ? { items: seen.items, total } : undefined
 }
 
-/** Which page of which listing: the key of `Pages`. */
-function pageKeyOf(shape: string, start: number, size: number): string {
+/** Which page of which listing a query asks for, worked out once per request. */
+interface PageAt {
+  shape: string
+  start: number
+  size: number
+}
+
+function pageAt(q: ListQuery): PageAt {
+  return { shape: listingShape(q), start: wholeNumber(q.start), size: wholeNumber(q.size) }
+}
+
+/** The key of `Pages`. */
+function pageKeyOf({ shape, start, size }: PageAt): string {
   return `${shape}\n${start}\n${size}`
+}
+
+/** The key of `Anchors`: the row at `offset` of the listing `shape`. */
+function anchorKeyOf(shape: string, offset: number): string {
+  return `${shape}\n${offset}`
 }
 
 function anchorOf(row: { createdAt: number | string; id: number | string }): Anchor {
