@@ -68,8 +68,8 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
     if (arg === '--fix') fix = true
     else if (arg === '--quiet') quiet = true
     else if (arg === '--grace') {
-      const parsed = rest[i + 1] === undefined ? undefined : parseDuration(rest[++i] as string)
-      if (parsed === undefined) return usage('--grace needs a duration such as 30m, 2h or 3600.')
+      const parsed = durationAt(rest, ++i)
+      if (parsed === undefined) return usage(GRACE_NEEDED)
       graceMs = parsed
     } else return usage(`Unexpected argument "${arg}".`)
   }
@@ -150,8 +150,8 @@ async function runOrphans(
     const arg = args[i]
     if (arg === '--fix') fix = true
     else if (arg === '--grace') {
-      const parsed = args[i + 1] === undefined ? undefined : parseDuration(args[++i] as string)
-      if (parsed === undefined) return usage('--grace needs a duration such as 7d, 12h or 3600.')
+      const parsed = durationAt(args, ++i)
+      if (parsed === undefined) return usage(GRACE_NEEDED)
       graceMs = parsed
     } else return usage(`Unexpected argument "${arg}".`)
   }
@@ -203,6 +203,14 @@ const cliLog: Logger = {
   info() {},
   warn: (fields, message) => process.stderr.write(`${message}: ${JSON.stringify(fields)}\n`),
   error: (fields, message) => process.stderr.write(`${message}: ${JSON.stringify(fields)}\n`),
+}
+
+const GRACE_NEEDED = '--grace needs a duration such as 7d, 12h, 30m or 3600.'
+
+/** The duration `args[i]` gives (the value after `--grace`); undefined if missing or not one. */
+function durationAt(args: readonly string[], i: number): number | undefined {
+  const text = args[i]
+  return text === undefined ? undefined : parseDuration(text)
 }
 
 function graceText(ms: number): string {
