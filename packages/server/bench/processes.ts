@@ -145,6 +145,17 @@ export function treeCpuMicros(parent: number): number {
   return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6
 }
 
+/**
+ * The machine's CPU time so far, in clock ticks over every CPU: in all, and the part the
+ * hypervisor gave to other guests while this one wanted it (`steal` in /proc/stat).
+ */
+export function machineCpuTicks(): { total: number; stolen: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]?.trim().split(/\s+/) ?? []
+  // cpu user nice system idle iowait irq softirq steal guest guest_nice; guest time is in user.
+  const ticks = fields.slice(1, 9).map(Number)
+  return { total: ticks.reduce((a, b) => a + b, 0), stolen: ticks[7] ?? 0 }
+}
+
 function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]

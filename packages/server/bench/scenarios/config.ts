@@ -5,6 +5,7 @@ import {
   fmt,
   inTempDir,
   type Profile,
+  stolenText,
   ueditorConfig,
   using,
   withCpu,
@@ -20,6 +21,7 @@ const CALIBRATION_MICROS = [5, 20]
 interface Measured {
   perSecond: number
   cpuPerRequest: number
+  stolenShare: number
 }
 
 // Every side gets the same request: the signed-in editor's, with the bench user's token.
@@ -27,13 +29,14 @@ const headers = AUTHORIZATION
 
 async function measure(server: ServerProcess, url: string, p: Profile): Promise<Measured> {
   await warmUp({ url, connections: CONNECTIONS, headers }, p.warmSeconds, p.warmRequests)
-  const { result, cpuMicros } = await withCpu(server, () =>
+  const { result, cpuMicros, stolenShare } = await withCpu(server, () =>
     load({ url, connections: CONNECTIONS, seconds: p.seconds, headers }),
   )
-  return { perSecond: result.perSecond, cpuPerRequest: cpuMicros / result.requests }
+  return { perSecond: result.perSecond, cpuPerRequest: cpuMicros / result.requests, stolenShare }
 }
 
-const text = (m: Measured) => `${fmt(m.perSecond)} req/s, ${fmt(m.cpuPerRequest)} µs CPU/req`
+const text = (m: Measured) =>
+  `${fmt(m.perSecond)} req/s, ${fmt(m.cpuPerRequest)} µs CPU/req, ${stolenText(m.stolenShare)}`
 
 /*
  * The target is on CPU time, not req/s: on a shared machine req/s moves with whatever else
@@ -83,6 +86,8 @@ export function configScenario(p: Profile): Promise<Row[]> {
             cpuMicrosPerReq: server.cpuPerRequest,
             bareReqPerSec: baseline.perSecond,
             bareCpuMicrosPerReq: baseline.cpuPerRequest,
+            stolenShare: server.stolenShare,
+            bareStolenShare: baseline.stolenShare,
           },
         },
         {

@@ -25,6 +25,7 @@ export async function startTestServer(
   options: Pick<UeditorOptions, 'remote' | 'logger' | 'authorize' | 'on'> = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-test-'))
+  const removeDataDir = () => rm(dataDir, { recursive: true, force: true })
   const server = await startServer({
     ...options,
     env: {},
@@ -34,10 +35,14 @@ export async function startTestServer(
       dataDir,
       http: { port: 0, host: '127.0.0.1', shutdownGraceMs: 2_000, ...config.http },
     },
+  }).catch(async (e: unknown) => {
+    // A test that expects the start to fail still leaves no folder behind.
+    await removeDataDir()
+    throw e
   })
   t.after(async () => {
     await server.close()
-    await rm(dataDir, { recursive: true, force: true })
+    await removeDataDir()
   })
   const { routes } = server.ue.config
   return Object.assign(server, {
