@@ -161,14 +161,19 @@ export async function withCpu<T>(
   const kernelBefore = server.kernelMicros()
   const machineBefore = machineCpuTicks()
   const result = await work()
-  const machineAfter = machineCpuTicks()
-  const machineTotal = machineAfter.total - machineBefore.total
   return {
     result,
     cpuMicros: server.cpuMicros() - before,
     kernelMicros: server.kernelMicros() - kernelBefore,
-    stolenShare: machineTotal > 0 ? (machineAfter.stolen - machineBefore.stolen) / machineTotal : 0,
+    stolenShare: stolenSince(machineBefore),
   }
+}
+
+/** The share (0 to 1) of the machine's CPU time stolen since `before` was read. */
+export function stolenSince(before: ReturnType<typeof machineCpuTicks>): number {
+  const now = machineCpuTicks()
+  const total = now.total - before.total
+  return total > 0 ? (now.stolen - before.stolen) / total : 0
 }
 
 /** How a load's stolen share reads in the table. */

@@ -93,7 +93,13 @@ export function tally(outcomes: readonly Outcome[]): { passed: number; failed: n
 
 export async function writeResults(
   file: string,
-  run: { smoke: boolean; largest?: number; machine: object; outcomes: readonly Outcome[] },
+  run: {
+    smoke: boolean
+    largest?: number
+    machine: object
+    groups: readonly object[]
+    outcomes: readonly Outcome[]
+  },
 ): Promise<void> {
   const when = new Date().toISOString()
   await writeFile(file, `${JSON.stringify({ when, ...run, ...tally(run.outcomes) }, null, 2)}\n`)

@@ -7,8 +7,17 @@ import { statfs } from 'node:fs/promises'
 import { cpus, freemem, homedir, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { FULL, type Profile, removeScratch, SMOKE, upTo } from './context.js'
+import {
+  FULL,
+  type Profile,
+  removeScratch,
+  SMOKE,
+  stolenSince,
+  stolenText,
+  upTo,
+} from './context.js'
 import { PostgresUnavailable, stopPostgres } from './postgres.js'
+import { machineCpuTicks } from './processes.js'
 import {
   broken,
   judge,
@@ -94,17 +103,24 @@ process.once('SIGINT', () => process.exit(130))
 process.once('SIGTERM', () => process.exit(143))
 
 const outcomes: Outcome[] = []
+// Each group's length and the share of the machine's CPU the hypervisor gave other guests
+// meanwhile: on a shared host, what tells a slow group from a slow machine.
+const groups: { name: string; seconds: number; stolenShare: number }[] = []
 try {
   for (const [name, scenario] of SCENARIOS) {
     if (only !== undefined && !name.includes(only)) continue
     const began = performance.now()
+    const machineBefore = machineCpuTicks()
     process.stdout.write(`${name}... `)
     try {
       outcomes.push(...(await scenario(profile)).map(judge))
     } catch (e) {
       outcomes.push(e instanceof PostgresUnavailable ? skipped(name, e.message) : broken(name, e))
     }
-    console.log(`${((performance.now() - began) / 1000).toFixed(1)} s`)
+    const seconds = (performance.now() - began) / 1000
+    const stolenShare = stolenSince(machineBefore)
+    groups.push({ name, seconds, stolenShare })
+    console.log(`${seconds.toFixed(1)} s, ${stolenText(stolenShare)}`)
   }
 } finally {
   await stopPostgres()
@@ -116,6 +132,7 @@ await writeResults(RESULTS, {
   smoke: profile.smoke,
   ...(largest === undefined ? {} : { largest: Number(largest) }),
   machine,
+  groups,
   outcomes,
 })
 const { passed, failed } = tally(outcomes)
