@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { type Insertable, Kysely, PostgresDialect } from 'kysely'
+import type { Insertable } from 'kysely'
 import pg from 'pg'
-import { insertTerms } from '../src/db/material-terms.js'
 import { type IndexConfig, openMetadataStore } from '../src/db/open.js'
 import type { FilesTable } from '../src/db/schema.js'
 import { DAY_MS } from '../src/shared/durations.js'
@@ -288,11 +287,9 @@ const PARENTS = 4
 
 /**
  * `count` materials in PARENTS top-level categories of CHILDREN children each. One name in ten
- * holds `标题`, the keyword the designer's users type. The categories, and on SQLite the
- * materials, are saved through the materials repository; on PostgreSQL, where a save costs
- * several round trips (14 of the full run's 25 minutes went to 100,000 of them), the materials
- * are written a batch per statement with the columns a save writes, and their terms and counts
- * by the repository's own term writer (`insertTerms`).
+ * holds `标题`, the keyword the designer's users type. Everything is saved through the materials
+ * repository, the materials with `saveMaterials` (a batch of rows per statement, as an import
+ * saves them: saved one by one on PostgreSQL, 100,000 took 14 of a full run's 25 minutes).
  */
 export async function addMaterials(target: IndexTarget, count: number): Promise<MaterialTree> {
   let parentId = 0
@@ -316,20 +313,16 @@ export async function addMaterials(target: IndexTarget, count: number): Promise<
         leaves.push(child.id)
       }
     }
-    if (target.driver === 'sqlite')
-      for (let start = 0; start < count; start += MATERIAL_BATCH) {
-        const end = Math.min(count, start + MATERIAL_BATCH)
-        await store.materials.transaction(async (repo) => {
-          for (let i = start; i < end; i++) await repo.saveMaterial(benchMaterial(i, leaves))
-        })
-      }
+    for (let start = 0; start < count; start += MATERIAL_BATCH) {
+      const batch = []
+      for (let i = start; i < Math.min(count, start + MATERIAL_BATCH); i++)
+        batch.push(benchMaterial(i, leaves))
+      await store.materials.saveMaterials(batch)
+    }
   } finally {
     await store.close()
   }
-  if (target.driver === 'postgres') {
-    await addPostgresMaterials(target.url, leaves, count)
-    await vacuumAnalyze(target.url)
-  }
+  if (target.driver === 'postgres') await vacuumAnalyze(target.url)
   return { parentId }
 }
 
@@ -344,43 +337,5 @@ function benchMaterial(i: number, leaves: readonly number[]) {
     tags: i % 3 === 0 ? ['title', '活动'] : ['body'],
     custom: {},
     createdAt: EPOCH + i * 1000,
-  }
-}
-
-/** The rows a save writes for the bench's materials, with their terms, a batch per transaction. */
-async function addPostgresMaterials(url: string, leaves: readonly number[], count: number) {
-  // biome-ignore lint/suspicious/noExplicitAny: the tables by their SQL names, as insertTerms reads them
-  const db = new Kysely<any>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }),
-  })
-  try {
-    for (let start = 0; start < count; start += MATERIAL_BATCH) {
-      const end = Math.min(count, start + MATERIAL_BATCH)
-      const now = Date.now()
-      await db.transaction().execute(async (trx) => {
-        const rows = []
-        for (let i = start; i < end; i++) {
-          const m = benchMaterial(i, leaves)
-          rows.push({
-            name: m.name,
-            content: m.content,
-            category_id: m.categoryId,
-            thumbnail: m.thumbnail,
-            tags: JSON.stringify(m.tags),
-            tags_search: m.tags.join('\n'),
-            custom: JSON.stringify(m.custom),
-            created_at: m.createdAt,
-            updated_at: now,
-          })
-        }
-        const saved = await trx.insertInto('materials').values(rows).returning('id').execute()
-        await insertTerms(
-          trx,
-          saved.map((r) => Number(r.id)),
-        )
-      })
-    }
-  } finally {
-    await db.destroy()
   }
 }

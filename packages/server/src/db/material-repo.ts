@@ -84,7 +84,14 @@ export interface MaterialRepository {
   /** Every material, by id. */
   allMaterials(): Promise<MaterialRecord[]>
   getMaterial(id: number): Promise<MaterialRecord | null>
+  /** Those of these ids that exist, by id. */
+  getMaterials(ids: readonly number[]): Promise<MaterialRecord[]>
   saveMaterial(input: MaterialInput): Promise<MaterialRecord>
+  /**
+   * Saves each as `saveMaterial` would, in one transaction, a batch of rows per statement (an
+   * import or a large fill). The ids given must be distinct. Answers the saved ids in no set order.
+   */
+  saveMaterials(inputs: readonly MaterialInput[]): Promise<number[]>
   deleteMaterial(id: number): Promise<boolean>
   countMaterials(categoryIds: readonly number[]): Promise<number>
   /** Moves the materials of these categories to `to` (null: uncategorised). */
@@ -152,11 +159,13 @@ function repositoryOver(
         return rows.map(toMaterial)
       }),
     getMaterial: (id) => guarded(() => getMaterial(db, id)),
+    getMaterials: (ids) => guarded(() => getMaterials(db, ids)),
     saveMaterial: (input) => guarded(() => atomically(db, (tx) => saveMaterial(tx, input))),
+    saveMaterials: (inputs) => guarded(() => atomically(db, (tx) => saveMaterials(tx, inputs))),
     deleteMaterial: (id) =>
       guarded(() =>
         atomically(db, async (tx) => {
-          await dropTerms(tx, id)
+          await dropTerms(tx, [id])
           const r = await tx.deleteFrom('materials').where('id', '=', id).executeTakeFirst()
           return r.numDeletedRows > 0n
         }),
@@ -207,12 +216,10 @@ async function getCategory(db: Kysely<DbSchema>, id: number): Promise<CategoryRe
 }
 
 async function saveCategory(db: Kysely<DbSchema>, c: CategoryInput): Promise<CategoryRecord> {
-  const row = await saveRow(db, 'categories', c, {
-    name: c.name,
-    parentId: c.parentId,
-    sortOrder: c.order,
-  })
-  return toCategory(row)
+  const [row] = await saveRows(db, 'categories', [
+    { stamp: c, columns: { name: c.name, parentId: c.parentId, sortOrder: c.order } },
+  ])
+  return toCategory(row as CategoryRow)
 }
 
 async function getMaterial(db: Kysely<DbSchema>, id: number): Promise<MaterialRecord | null> {
@@ -220,8 +227,60 @@ async function getMaterial(db: Kysely<DbSchema>, id: number): Promise<MaterialRe
   return row === undefined ? null : toMaterial(row)
 }
 
+/** Rows per statement when many are read or saved: well under both engines' parameter limits. */
+const BATCH = 500
+
+async function getMaterials(
+  db: Kysely<DbSchema>,
+  ids: readonly number[],
+): Promise<MaterialRecord[]> {
+  const found: MaterialRecord[] = []
+  for (let start = 0; start < ids.length; start += BATCH) {
+    const rows = await db
+      .selectFrom('materials')
+      .selectAll()
+      .where('id', 'in', ids.slice(start, start + BATCH))
+      .execute()
+    found.push(...rows.map(toMaterial))
+  }
+  return found.sort((a, b) => a.id - b.id)
+}
+
 async function saveMaterial(db: Kysely<DbSchema>, m: MaterialInput): Promise<MaterialRecord> {
-  const row = await saveRow(db, 'materials', m, {
+  const [row] = await saveRows(db, 'materials', [{ stamp: m, columns: materialColumns(m) }])
+  const saved = toMaterial(row as MaterialRow)
+  await reindexTerms(db, [saved.id], m.id === undefined ? [] : [saved.id])
+  return saved
+}
+
+async function saveMaterials(
+  db: Kysely<DbSchema>,
+  inputs: readonly MaterialInput[],
+): Promise<number[]> {
+  const given = inputs.flatMap((m) => (m.id === undefined ? [] : [m.id]))
+  if (new Set(given).size !== given.length) throw new Error('saveMaterials: an id appears twice')
+  const ids: number[] = []
+  for (let start = 0; start < inputs.length; start += BATCH) {
+    const batch = inputs.slice(start, start + BATCH)
+    const rows = await saveRows(
+      db,
+      'materials',
+      batch.map((m) => ({ stamp: m, columns: materialColumns(m) })),
+    )
+    const saved = rows.map((r) => Number(r.id))
+    await reindexTerms(
+      db,
+      saved,
+      batch.flatMap((m) => (m.id === undefined ? [] : [m.id])),
+    )
+    ids.push(...saved)
+  }
+  return ids
+}
+
+/** The columns a material's save writes besides its id and times. */
+function materialColumns(m: MaterialInput) {
+  return {
     name: m.name,
     content: m.content,
     categoryId: m.categoryId,
@@ -229,14 +288,12 @@ async function saveMaterial(db: Kysely<DbSchema>, m: MaterialInput): Promise<Mat
     tags: JSON.stringify(m.tags),
     tagsSearch: m.tags.join('\n'),
     custom: JSON.stringify(m.custom),
-  })
-  await reindexTerms(db, Number(row.id))
-  return toMaterial(row)
+  }
 }
 
 type SavedTable = 'categories' | 'materials'
 
-/** The columns `saveRow` writes itself; the others are the table's own. */
+/** The columns `saveRows` writes itself; the others are the table's own. */
 interface SavedColumns {
   id: Generated<number>
   createdAt: number
@@ -251,33 +308,63 @@ interface SaveStamp {
   updatedAt?: number | undefined
 }
 
+interface RowSave<T extends SavedTable> {
+  stamp: SaveStamp
+  columns: Omit<Insertable<DbSchema[T]>, 'id' | 'createdAt' | 'updatedAt'>
+}
+
 /**
- * Writes a new row, or with an explicit id the row of that id (import is idempotent by id),
+ * Writes new rows, or with an explicit id the row of that id (import is idempotent by id),
  * whose `createdAt` stays unless the save brings one. Only a save with an id is an upsert: a new
- * row must never replace an existing one, hence advanceIdentityPast after an explicit id.
+ * row must never replace an existing one, hence advanceIdentityPast after explicit ids. One
+ * statement for each kind of save present: new rows, upserts keeping `createdAt`, upserts
+ * bringing it. The saved rows come back in no set order.
  */
-async function saveRow<T extends SavedTable>(
+async function saveRows<T extends SavedTable>(
   db: Kysely<DbSchema>,
   table: T,
-  stamp: SaveStamp,
-  columns: Omit<Insertable<DbSchema[T]>, 'id' | 'createdAt' | 'updatedAt'>,
-): Promise<Selectable<DbSchema[T]>> {
+  saves: readonly RowSave<T>[],
+): Promise<Selectable<DbSchema[T]>[]> {
   const now = Date.now()
   // One statement for either table: the callers' columns are checked against their table.
-  const values = { ...(columns as Record<string, unknown>), updatedAt: stamp.updatedAt ?? now }
-  const { id, createdAt } = stamp
-  const row = await (db as unknown as Kysely<Record<SavedTable, SavedColumns>>)
-    .insertInto(table as SavedTable)
-    .values({ ...values, ...(id === undefined ? {} : { id }), createdAt: createdAt ?? now })
-    .$if(id !== undefined, (qb) =>
-      qb.onConflict((oc) =>
-        oc.column('id').doUpdateSet(createdAt === undefined ? values : { ...values, createdAt }),
-      ),
+  const generic = db as unknown as Kysely<Record<SavedTable, SavedColumns>>
+  const kinds = [
+    saves.filter((s) => s.stamp.id === undefined),
+    saves.filter((s) => s.stamp.id !== undefined && s.stamp.createdAt === undefined),
+    saves.filter((s) => s.stamp.id !== undefined && s.stamp.createdAt !== undefined),
+  ]
+  const saved: Selectable<SavedColumns>[] = []
+  for (const kind of kinds) {
+    const first = kind[0]?.stamp
+    if (first === undefined) continue
+    const values = kind.map(({ stamp, columns }) => ({
+      ...(columns as Record<string, unknown>),
+      updatedAt: stamp.updatedAt ?? now,
+      ...(stamp.id === undefined ? {} : { id: stamp.id }),
+      createdAt: stamp.createdAt ?? now,
+    }))
+    const updated = Object.keys(values[0] ?? {}).filter(
+      (c) => c !== 'id' && (c !== 'createdAt' || first.createdAt !== undefined),
     )
-    .returningAll()
-    .executeTakeFirstOrThrow()
-  if (id !== undefined) await advanceIdentityPast(db, table, id)
-  return row as Selectable<DbSchema[T]>
+    const rows = await generic
+      .insertInto(table as SavedTable)
+      .values(values)
+      .$if(first.id !== undefined, (qb) =>
+        qb.onConflict((oc) =>
+          oc
+            .column('id')
+            .doUpdateSet((eb) =>
+              Object.fromEntries(updated.map((c) => [c, eb.ref(`excluded.${c}` as 'excluded.id')])),
+            ),
+        ),
+      )
+      .returningAll()
+      .execute()
+    saved.push(...rows)
+  }
+  const highest = Math.max(0, ...saves.map((s) => s.stamp.id ?? 0))
+  if (highest > 0) await advanceIdentityPast(db, table, highest)
+  return saved as Selectable<DbSchema[T]>[]
 }
 
 /** Runs `work` in a transaction, or in the one `db` already is. */

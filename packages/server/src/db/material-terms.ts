@@ -55,19 +55,32 @@ export async function insertTerms(db: AnyDb, ids?: readonly number[]): Promise<v
   `.execute(db)
 }
 
-/** Replaces the terms of one material (and their counts) with those of its current row. */
-export async function reindexTerms(db: AnyDb, id: number): Promise<void> {
-  await dropTerms(db, id)
-  await insertTerms(db, [id])
+/**
+ * Replaces the terms of these materials (and their counts) with those of their current rows.
+ * `replaced`: those of them that may have had terms before (saved over an existing row).
+ */
+export async function reindexTerms(
+  db: AnyDb,
+  ids: readonly number[],
+  replaced: readonly number[] = ids,
+): Promise<void> {
+  await dropTerms(db, replaced)
+  await insertTerms(db, ids)
 }
 
-/** Removes the terms of one material and takes it out of their counts. */
-export async function dropTerms(db: AnyDb, id: number): Promise<void> {
+/** Removes the terms of these materials and takes them out of their counts. */
+export async function dropTerms(db: AnyDb, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return
+  const listed = sql.join(ids)
   await sql`
-    update material_term_counts set n = n - 1
-    where (term, category_key) in (select term, category_key from material_terms where id = ${id})
+    update material_term_counts set n = n - (
+      select count(*) from material_terms t
+      where t.term = material_term_counts.term
+        and t.category_key = material_term_counts.category_key and t.id in (${listed})
+    )
+    where (term, category_key) in (select term, category_key from material_terms where id in (${listed}))
   `.execute(db)
-  await db.deleteFrom('material_terms').where('id', '=', id).execute()
+  await db.deleteFrom('material_terms').where('id', 'in', ids).execute()
 }
 
 /** After materials moved out of or into these categories: their terms follow, counts recomputed. */

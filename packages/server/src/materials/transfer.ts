@@ -1,4 +1,4 @@
-import type { CategoryRecord, MaterialRepository } from '../db/material-repo.js'
+import type { CategoryRecord, MaterialInput, MaterialRepository } from '../db/material-repo.js'
 import { UeError } from '../shared/errors.js'
 import { parseWith, TransferSchema } from './schemas.js'
 import {
@@ -88,15 +88,19 @@ export async function importMaterials(
       }
     }
 
+    const stored = await tx.getMaterials(doc.materials.map((m) => m.id))
+    const before = new Map(stored.map((m) => [m.id, m]))
+    const changed: MaterialInput[] = []
     for (const m of doc.materials) {
       const clean = cleanMaterial(m)
-      const before = await tx.getMaterial(m.id)
-      if (unchanged(before, clean, MATERIAL_FIELDS)) summary.materials.unchanged++
+      const was = before.get(m.id) ?? null
+      if (unchanged(was, clean, MATERIAL_FIELDS)) summary.materials.unchanged++
       else {
-        await tx.saveMaterial(clean)
-        summary.materials[before ? 'updated' : 'created']++
+        changed.push(clean)
+        summary.materials[was ? 'updated' : 'created']++
       }
     }
+    await tx.saveMaterials(changed)
     return summary
   })
 }

@@ -167,6 +167,78 @@ export function materialRepositoryContract(name: string, open: () => Promise<Met
       assert.equal((await repo.allMaterials()).length, 1)
     })
 
+    test('saves a batch as saving each material in turn would: new rows, replaced rows keeping or bringing createdAt, their searches and counts', async (t) => {
+      const began = Date.now()
+      const inTurn = await fresh(t)
+      const batched = await fresh(t)
+      const homes: number[] = []
+      for (const repo of [inTurn, batched]) {
+        const top = await repo.saveCategory({ name: 'top', parentId: null, order: 0 })
+        const child = await repo.saveCategory({ name: 'child', parentId: top.id, order: 0 })
+        homes.splice(0, 2, top.id, child.id)
+        for (let id = 1; id <= 6; id++)
+          await repo.saveMaterial(
+            material({
+              id,
+              name: `标题 ${id}`,
+              content: `<p>${id}</p>`,
+              tags: ['卡片'],
+              categoryId: homes[id % 2] ?? null,
+              createdAt: 1000 + id,
+            }),
+          )
+      }
+      const changes: MaterialInput[] = [
+        // New ids come first, so both ways give them the same fresh ids.
+        material({
+          name: '新的 标题',
+          tags: ['样式'],
+          categoryId: homes[0] ?? null,
+          createdAt: 3000,
+        }),
+        material({ name: 'plain', createdAt: 3001 }),
+        material({ id: 2, name: '副标题 moved', tags: ['引用'], categoryId: homes[0] ?? null }),
+        material({ id: 3, name: '大标题', tags: [], createdAt: 5000, updatedAt: 5000 }),
+        material({ id: 10, name: '标 ten', tags: ['题'], categoryId: homes[1] ?? null }),
+      ]
+      for (const m of changes) await inTurn.saveMaterial(m)
+      const ids = await batched.saveMaterials(changes)
+      assert.deepEqual(
+        [...ids].sort((a, b) => a - b),
+        [2, 3, 7, 8, 10],
+      )
+
+      // Saved at slightly different moments: `updatedAt`, and the `createdAt` of the row made
+      // by an id without one, are compared apart.
+      const rows = async (repo: MaterialRepository) =>
+        (await repo.allMaterials()).map(({ updatedAt, createdAt, ...rest }) => ({
+          ...rest,
+          createdAt: rest.id === 10 ? 'now' : createdAt,
+        }))
+      assert.deepEqual(await rows(batched), await rows(inTurn))
+      assert.ok(((await batched.getMaterial(10))?.createdAt ?? 0) >= began)
+      assert.equal((await batched.getMaterial(3))?.updatedAt, 5000)
+      assert.equal((await batched.getMaterial(2))?.createdAt, 1002)
+      for (const keyword of ['', '标', '题', '标题', '卡片', '样式', '引用', 'ten', '大标题'])
+        for (const categoryIds of [undefined, [homes[0] ?? 0], [homes[1] ?? 0]]) {
+          const q = { keyword, categoryIds, page: 1, pageSize: 100 }
+          const expected = await inTurn.search(q)
+          const found = await batched.search(q)
+          assert.equal(found.total, expected.total, `total of ${keyword} in ${categoryIds}`)
+          assert.deepEqual(
+            found.items.map((m) => m.id),
+            expected.items.map((m) => m.id),
+            `${keyword} in ${categoryIds}`,
+          )
+        }
+      await assert.rejects(batched.saveMaterials([material({ id: 4 }), material({ id: 4 })]))
+      assert.equal((await batched.getMaterial(4))?.name, '标题 4')
+      assert.deepEqual(
+        (await batched.getMaterials([10, 99, 1])).map((m) => m.id),
+        [1, 10],
+      )
+    })
+
     test('searches newest first, ties broken by the higher id, with paging', async (t) => {
       const repo = await fresh(t)
       const a = await repo.saveMaterial(material({ createdAt: 1000 }))
