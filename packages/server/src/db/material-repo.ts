@@ -257,7 +257,7 @@ async function saveMaterials(
   db: Kysely<DbSchema>,
   inputs: readonly MaterialInput[],
 ): Promise<number[]> {
-  const given = inputs.flatMap((m) => (m.id === undefined ? [] : [m.id]))
+  const given = idsGiven(inputs)
   if (new Set(given).size !== given.length) throw new Error('saveMaterials: an id appears twice')
   const ids: number[] = []
   for (let start = 0; start < inputs.length; start += BATCH) {
@@ -268,14 +268,15 @@ async function saveMaterials(
       batch.map((m) => ({ stamp: m, columns: materialColumns(m) })),
     )
     const saved = rows.map((r) => Number(r.id))
-    await reindexTerms(
-      db,
-      saved,
-      batch.flatMap((m) => (m.id === undefined ? [] : [m.id])),
-    )
+    await reindexTerms(db, saved, idsGiven(batch))
     ids.push(...saved)
   }
   return ids
+}
+
+/** The ids these saves name (the others get new ones). */
+function idsGiven(inputs: readonly MaterialInput[]): number[] {
+  return inputs.flatMap((m) => (m.id === undefined ? [] : [m.id]))
 }
 
 /** The columns a material's save writes besides its id and times. */
@@ -316,9 +317,10 @@ interface RowSave<T extends SavedTable> {
 /**
  * Writes new rows, or with an explicit id the row of that id (import is idempotent by id),
  * whose `createdAt` stays unless the save brings one. Only a save with an id is an upsert: a new
- * row must never replace an existing one, hence advanceIdentityPast after explicit ids. One
- * statement for each kind of save present: new rows, upserts keeping `createdAt`, upserts
- * bringing it. The saved rows come back in no set order.
+ * row must never replace an existing one, hence advanceIdentityPast after the explicit ids and
+ * before the new rows, which so never take an id given in the same call. One statement for
+ * each kind of save present: upserts keeping `createdAt`, upserts bringing it, new rows. The
+ * saved rows come back in no set order.
  */
 async function saveRows<T extends SavedTable>(
   db: Kysely<DbSchema>,
@@ -328,15 +330,9 @@ async function saveRows<T extends SavedTable>(
   const now = Date.now()
   // One statement for either table: the callers' columns are checked against their table.
   const generic = db as unknown as Kysely<Record<SavedTable, SavedColumns>>
-  const kinds = [
-    saves.filter((s) => s.stamp.id === undefined),
-    saves.filter((s) => s.stamp.id !== undefined && s.stamp.createdAt === undefined),
-    saves.filter((s) => s.stamp.id !== undefined && s.stamp.createdAt !== undefined),
-  ]
-  const saved: Selectable<SavedColumns>[] = []
-  for (const kind of kinds) {
+  const write = async (kind: readonly RowSave<T>[]) => {
     const first = kind[0]?.stamp
-    if (first === undefined) continue
+    if (first === undefined) return []
     const values = kind.map(({ stamp, columns }) => ({
       ...(columns as Record<string, unknown>),
       updatedAt: stamp.updatedAt ?? now,
@@ -346,7 +342,7 @@ async function saveRows<T extends SavedTable>(
     const updated = Object.keys(values[0] ?? {}).filter(
       (c) => c !== 'id' && (c !== 'createdAt' || first.createdAt !== undefined),
     )
-    const rows = await generic
+    return generic
       .insertInto(table as SavedTable)
       .values(values)
       .$if(first.id !== undefined, (qb) =>
@@ -360,10 +356,15 @@ async function saveRows<T extends SavedTable>(
       )
       .returningAll()
       .execute()
-    saved.push(...rows)
   }
-  const highest = Math.max(0, ...saves.map((s) => s.stamp.id ?? 0))
+  const given = saves.filter((s) => s.stamp.id !== undefined)
+  const saved = [
+    ...(await write(given.filter((s) => s.stamp.createdAt === undefined))),
+    ...(await write(given.filter((s) => s.stamp.createdAt !== undefined))),
+  ]
+  const highest = Math.max(0, ...given.map((s) => s.stamp.id ?? 0))
   if (highest > 0) await advanceIdentityPast(db, table, highest)
+  saved.push(...(await write(saves.filter((s) => s.stamp.id === undefined))))
   return saved as Selectable<DbSchema[T]>[]
 }
 

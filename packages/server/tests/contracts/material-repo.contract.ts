@@ -189,7 +189,10 @@ export function materialRepositoryContract(name: string, open: () => Promise<Met
           )
       }
       const changes: MaterialInput[] = [
-        // New ids come first, so both ways give them the same fresh ids.
+        material({ id: 2, name: '副标题 moved', tags: ['引用'], categoryId: homes[0] ?? null }),
+        material({ id: 3, name: '大标题', tags: [], createdAt: 5000, updatedAt: 5000 }),
+        material({ id: 10, name: '标 ten', tags: ['题'], categoryId: homes[1] ?? null }),
+        // A batch gives new rows their ids after the ids it was given, as this order does.
         material({
           name: '新的 标题',
           tags: ['样式'],
@@ -197,15 +200,12 @@ export function materialRepositoryContract(name: string, open: () => Promise<Met
           createdAt: 3000,
         }),
         material({ name: 'plain', createdAt: 3001 }),
-        material({ id: 2, name: '副标题 moved', tags: ['引用'], categoryId: homes[0] ?? null }),
-        material({ id: 3, name: '大标题', tags: [], createdAt: 5000, updatedAt: 5000 }),
-        material({ id: 10, name: '标 ten', tags: ['题'], categoryId: homes[1] ?? null }),
       ]
       for (const m of changes) await inTurn.saveMaterial(m)
       const ids = await batched.saveMaterials(changes)
       assert.deepEqual(
         [...ids].sort((a, b) => a - b),
-        [2, 3, 7, 8, 10],
+        [2, 3, 10, 11, 12],
       )
 
       // Saved at slightly different moments: `updatedAt`, and the `createdAt` of the row made
