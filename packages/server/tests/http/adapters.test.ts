@@ -51,7 +51,7 @@ async function startExample(name: string): Promise<Example> {
     JSON.stringify({
       logLevel: 'silent',
       limits: { uploadsPerMinute: UPLOADS_PER_MINUTE, minFreeBytes: 0 },
-      editor: { videoMaxSize: 200 * 1024 * 1024 },
+      editor: { videoMaxSize: 256 * 1024 * 1024 },
       catcher: { allowHosts: [origin.host] },
       ai: { baseUrl: upstream.baseUrl, apiKey: 'sk-example-apps-key-0123456789', model: 'm' },
       documents: { enabled: true },
@@ -469,8 +469,11 @@ for (const name of FRAMEWORKS) {
       }
     })
 
-    test('streams a 100 MB video to storage without holding it in memory', async () => {
-      const size = 100 * 1024 * 1024
+    test('streams a 200 MB video to storage without holding it in memory', async () => {
+      // Even with a small young generation the app's resident size grows by 30-50 MB, whatever
+      // the file's size (measured with 100 and 300 MB on Node 20-26); a copy of the file would
+      // grow with it. At 200 MB the two are far apart.
+      const size = 200 * 1024 * 1024
       const pid = ex.child.pid as number
       const baseline = rss(pid)
       let peak = baseline
@@ -486,7 +489,10 @@ for (const name of FRAMEWORKS) {
       assert.equal(up.state, 'SUCCESS', JSON.stringify(up))
       assert.equal(up.size, size)
       const grew = (peak - baseline) / 1024 / 1024
-      assert.ok(grew <= 50, `the app's resident memory grew by ${grew.toFixed(1)} MB`)
+      assert.ok(
+        grew < size / 2 / 1024 / 1024,
+        `the app's resident memory grew by ${grew.toFixed(1)} MB`,
+      )
       const head = await fetch(`${ex.url}${up.url}`, { method: 'HEAD' })
       assert.equal(head.headers.get('content-length'), String(size))
     })
