@@ -259,9 +259,15 @@ async function saveMaterials(
 ): Promise<number[]> {
   const given = idsGiven(inputs)
   if (new Set(given).size !== given.length) throw new Error('saveMaterials: an id appears twice')
+  // The saves with ids go first, so a later batch's id never lands on a row an earlier batch
+  // made new (saveRows keeps that promise within one batch).
+  const ordered = [
+    ...inputs.filter((m) => m.id !== undefined),
+    ...inputs.filter((m) => m.id === undefined),
+  ]
   const ids: number[] = []
-  for (let start = 0; start < inputs.length; start += BATCH) {
-    const batch = inputs.slice(start, start + BATCH)
+  for (let start = 0; start < ordered.length; start += BATCH) {
+    const batch = ordered.slice(start, start + BATCH)
     const rows = await saveRows(
       db,
       'materials',

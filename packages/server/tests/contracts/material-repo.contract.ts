@@ -239,6 +239,16 @@ export function materialRepositoryContract(name: string, open: () => Promise<Met
       )
     })
 
+    test('a batch of more than 500 saves gives its new rows ids after every id it was given, whatever their order', async (t) => {
+      const repo = await fresh(t)
+      const news = Array.from({ length: 500 }, (_, i) => material({ name: `新 ${i}` }))
+      const ids = await repo.saveMaterials([...news, material({ id: 10, name: 'given ten' })])
+      assert.equal(new Set(ids).size, 501)
+      assert.equal((await repo.allMaterials()).length, 501)
+      assert.equal((await repo.getMaterial(10))?.name, 'given ten')
+      assert.ok(ids.filter((id) => id !== 10).every((id) => id > 10))
+    })
+
     test('searches newest first, ties broken by the higher id, with paging', async (t) => {
       const repo = await fresh(t)
       const a = await repo.saveMaterial(material({ createdAt: 1000 }))
