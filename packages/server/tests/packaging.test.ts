@@ -122,3 +122,44 @@ test('the release pack command creates its destination folder and writes both ta
   })
   assert.equal(ignored.trim(), 'release/x.tgz')
 })
+
+/** The relative links of a Markdown text, without their #fragment. */
+function relativeLinks(markdown: string): string[] {
+  return [...markdown.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((m) => (m[1] as string).replace(/#.*$/, ''))
+    .filter((link) => link !== '' && !/^[a-z]+:/i.test(link))
+}
+
+for (const dir of ['packages/server', 'packages/loaders']) {
+  test(`every link in the README of the ${dir.slice(9)} tarball names a file the tarball holds`, () => {
+    const paths = new Set(packList(dir).files.map((f) => f.path))
+    const links = relativeLinks(readFileSync(`${ROOT}${dir}/README.md`, 'utf8'))
+    assert.ok(links.length > 0, 'the README links to its docs')
+    assert.deepEqual(
+      links.filter((link) => !paths.has(link)),
+      [],
+      'links that would not resolve in an installed package',
+    )
+  })
+}
+
+test('every path --help names is a file or folder the server tarball holds', () => {
+  const help = execFileSync(
+    process.execPath,
+    [`${ROOT}packages/server/dist/src/standalone/main.js`, '--help'],
+    { encoding: 'utf8' },
+  )
+  const packageRoot = `${ROOT}packages/server/`
+  const named = [...help.matchAll(/(\/\S+?)[.,]?(?=\s|$)/g)]
+    .map((m) => m[1] as string)
+    .filter((p) => p.startsWith(packageRoot))
+  assert.ok(named.length >= 2, `--help names the docs it points to: ${named.join(', ')}`)
+  const paths = [...new Set(packList('packages/server').files.map((f) => f.path))]
+  for (const path of named) {
+    const inPackage = path.slice(packageRoot.length)
+    assert.ok(
+      paths.some((p) => p === inPackage || (inPackage.endsWith('/') && p.startsWith(inPackage))),
+      `${inPackage} is not in the tarball`,
+    )
+  }
+})

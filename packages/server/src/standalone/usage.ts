@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url'
 import { ENV_VARS } from '../config/env-vars.js'
 import { FILES_COMMANDS } from './files-cli.js'
 import { INDEX_COMMANDS } from './index-cli.js'
@@ -15,8 +16,14 @@ starting the server, and says what to fix. Exit code 0 when it can serve, 1 when
 
 ${ENV_FILE_HELP}`
 
+/** The docs this package carries (dist/src/standalone → package root → docs), as a path. */
+export function docsFolder(): string {
+  return fileURLToPath(new URL('../../../docs/', import.meta.url))
+}
+
 /** `ueditor-server --help`: the commands, then every environment variable the server reads. */
 export function usageText(): string {
+  const docs = docsFolder()
   const width = Math.max(...ENV_VARS.map((v) => v.name.length), 'UEDITOR_CONFIG'.length)
   const row = (name: string, help: string) => `  ${name.padEnd(width)}  ${help}`
   return `Usage: ueditor-server [--env-file <file>] [serve]
@@ -39,7 +46,8 @@ Options (before or after the command):
   ${ENV_FILE_HELP.replaceAll('\n', '\n  ')}
 
 Configuration comes from a JSON file (UEDITOR_CONFIG) and these environment variables,
-which override it; every key is described in docs/config.md.
+which override it; every key is described in ${docs}config.md.
+The package's docs (auth, deployment, operations, errors) are in ${docs}
 
 Environment variables:
 ${row('UEDITOR_CONFIG', 'JSON config file')}
