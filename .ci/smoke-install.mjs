@@ -25,6 +25,18 @@ const env = {
 // node-gyp needs python, make and a C++ compiler; pointing it at none is how a bare machine looks.
 if (noCompiler)
   Object.assign(env, { PYTHON: '/nonexistent/python3', CXX: '/bin/false', CC: '/bin/false' })
+// As a user behind a firewall installs (docs/node-versions.md, "Installing where only the npm
+// registry is reachable"): none of this machine's own npm settings, no prebuilt binary, Node's
+// headers from its own folder. node-gyp's header address points at a closed loopback port, so an
+// install that still tried to download headers would fail here at once instead of passing.
+const nodePrefix = dirname(dirname(process.execPath))
+const installEnv = {
+  ...env,
+  npm_config_userconfig: '/dev/null',
+  npm_config_build_from_source: 'true',
+  npm_config_nodedir: nodePrefix,
+  npm_config_disturl: 'http://127.0.0.1:9/',
+}
 
 const step = (what) => process.stdout.write(`smoke (node ${process.version}): ${what}\n`)
 const run = (cmd, args, cwd) =>
@@ -60,7 +72,11 @@ try {
   step(
     `npm install ${tarballs.map((t) => t.slice(work.length + 1)).join(' ')}${noCompiler ? ' (no compiler)' : ''}`,
   )
-  run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], app)
+  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], {
+    cwd: app,
+    env: installEnv,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
 
   const installed = JSON.parse(
     await readFile(join(app, 'node_modules/@ueditor-backend/server/package.json'), 'utf8'),
@@ -120,7 +136,7 @@ void createMaterialLoaders
   step('start the installed bin on port 0')
   server = spawn(bin, [], {
     cwd: app,
-    env: { ...env, PORT: '0', HOST: '127.0.0.1', UEDITOR_LOG_LEVEL: 'warn' },
+    env: { ...env, PORT: '0', HOST: '127.0.0.1', UEDITOR_LOG_LEVEL: 'warn', UEDITOR_AUTH: 'none' },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let banner = ''
