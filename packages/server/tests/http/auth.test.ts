@@ -291,6 +291,32 @@ describe('authentication on the editor endpoint', () => {
     assert.equal((await uploadFile(srv, bearer(BOB))).body.state, 'SUCCESS')
   })
 
+  test('a signed-in user keeps one upload allowance from every address, while anonymous visitors behind the same proxy are counted per address', async (t) => {
+    const srv = await startTestServer(t, {
+      ...tokensConfig,
+      http: { trustProxy: ['loopback'] },
+      limits: { uploadsPerMinute: 2 },
+    })
+    const from = (address: string) => ({ 'x-forwarded-for': address })
+    assert.equal(
+      (await uploadFile(srv, { ...bearer(ALICE), ...from('203.0.113.1') })).body.state,
+      'SUCCESS',
+    )
+    assert.equal(
+      (await uploadFile(srv, { ...bearer(ALICE), ...from('203.0.113.2') })).body.state,
+      'SUCCESS',
+    )
+    assert.equal(
+      (await uploadFile(srv, { ...bearer(ALICE), ...from('198.51.100.7') })).body.code,
+      'UE_RATE_LIMITED',
+      'a new address does not give the same user a new allowance',
+    )
+    assert.equal(
+      (await uploadFile(srv, { ...bearer(BOB), ...from('203.0.113.1') })).body.state,
+      'SUCCESS',
+    )
+  })
+
   test('a burst of bad tokens is throttled per address, while valid tokens from that address and config are still served', async (t) => {
     const log = recordingLogger()
     const srv = await startTestServer(
