@@ -20,9 +20,11 @@ const MAX_TOKEN = 8192
 /**
  * The credential of a request: `Authorization: Bearer`, then the configured header, then the
  * configured query parameter. `malformed` when a channel is used but holds no usable token (a
- * Bearer value with other characters, an empty value, a repeated parameter): that counts as a
- * failed attempt. `Authorization` in another scheme (`Basic` from a site behind HTTP Basic) is
- * not ours: it is skipped, and the other channels are read.
+ * Bearer value with other characters, a repeated parameter): that counts as a failed attempt.
+ * A channel whose value is blank is not used: a signed-out page sends `Bearer ` or an empty
+ * `X-Token` (or `null`/`undefined`, a missing variable written into the header), and that is a
+ * missing credential, never a failed one. `Authorization` in another scheme (`Basic` from a
+ * site behind HTTP Basic) is not ours: it is skipped, and the other channels are read.
  */
 export function presentedCredential(
   request: Request,
@@ -30,25 +32,35 @@ export function presentedCredential(
   o: ChannelOptions,
 ): Presented | 'malformed' | null {
   const authorization = request.headers.get('authorization')
-  if (authorization !== null && BEARER_SCHEME.test(authorization)) {
+  if (
+    authorization !== null &&
+    BEARER_SCHEME.test(authorization) &&
+    !blank(authorization.replace(BEARER_SCHEME, ''))
+  ) {
     const token = BEARER.exec(authorization)?.[1]
     return usable(token) ? { token, channel: 'authorization' } : 'malformed'
   }
   if (o.header) {
     const value = request.headers.get(o.header)
-    if (value !== null) {
+    if (value !== null && !blank(value.replace(BEARER_SCHEME, ''))) {
       const trimmed = value.trim()
       const token = BEARER.exec(trimmed)?.[1] ?? (RAW.test(trimmed) ? trimmed : undefined)
       return usable(token) ? { token, channel: 'header' } : 'malformed'
     }
   }
   if (o.queryParam) {
-    const values = url.searchParams.getAll(o.queryParam)
+    const values = url.searchParams.getAll(o.queryParam).filter((v) => !blank(v))
     if (values.length === 0) return null
     const token = values.length === 1 ? values[0] : undefined
     return usable(token) && RAW.test(token) ? { token, channel: 'query' } : 'malformed'
   }
   return null
+}
+
+/** What a signed-out page sends where a token would go: nothing, spaces, or an unset variable. */
+function blank(value: string): boolean {
+  const v = value.trim()
+  return v === '' || v === 'null' || v === 'undefined'
 }
 
 function usable(token: string | undefined): token is string {

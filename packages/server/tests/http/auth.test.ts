@@ -507,6 +507,33 @@ describe('a custom header name', () => {
     assert.equal((await uploadFile(srv, { 'X-Token': 'nope' })).body.code, 'UE_UNAUTHORIZED')
   })
 
+  test('a signed-out page’s blank credential is a missing one, never counted as a failure', async (t) => {
+    const srv = await startTestServer(t, {
+      ...tokensConfig,
+      auth: { ...tokensConfig.auth, header: 'X-Token', queryParam: 'token', failuresPerMinute: 3 },
+    })
+    const blanks: Record<string, string>[] = [
+      { 'X-Token': '' },
+      { 'X-Token': '   ' },
+      { 'X-Token': 'Bearer ' },
+      { 'X-Token': 'null' },
+      { 'X-Token': 'undefined' },
+      { Authorization: 'Bearer ' },
+      { Authorization: 'Bearer undefined' },
+    ]
+    for (let round = 0; round < 3; round++)
+      for (const headers of blanks) {
+        const answer = await uploadFile(srv, headers, { query: round === 2 ? '&token=' : '' })
+        assert.equal(answer.status, 401, `${JSON.stringify(headers)} ${JSON.stringify(answer.body)}`)
+        assert.equal(answer.body.code, 'UE_UNAUTHORIZED', JSON.stringify(headers))
+      }
+    // The blank header does not hide a token the same request carries in the query.
+    assert.equal(
+      (await uploadFile(srv, { 'X-Token': '' }, { query: `&token=${ALICE}` })).body.state,
+      'SUCCESS',
+    )
+  })
+
   test('carries the token next to Authorization: Basic, which is neither read nor counted', async (t) => {
     const srv = await startTestServer(t, {
       ...tokensConfig,
