@@ -68,6 +68,8 @@ export function createTusRoute(o: {
   const corsOrigins = new Set(config.http.corsOrigins)
   /** The ledger id each creation request was given, for tus's naming function. */
   const assigned = new WeakMap<Request, string>()
+  /** What went wrong in a request tus answered with an error, for `viaTus` to answer it. */
+  const failures = new WeakMap<Request, unknown>()
   /** Uploads whose ending ran inside a request that is still being answered, by store id. */
   const ended = new Map<string, Upload>()
   const endedBy = new WeakMap<object, string>()
@@ -78,8 +80,11 @@ export function createTusRoute(o: {
     maxSize: Math.max(...UPLOAD_CATEGORIES.map((c) => uploadRuleFor(deps.table, c).maxSize)),
     // A relative Location works behind any proxy that keeps the path.
     generateUrl: (_req, { path: at, id }) => `${at}/${place.ledgerIdOf(id) ?? ''}`,
-    getFileIdFromRequest: (_req, last) =>
-      last !== undefined && UPLOAD_ID.test(last) ? place.storeIdOf(last) : undefined,
+    // The path's last segment: tus would take it from the whole URL, a query token included.
+    getFileIdFromRequest: (req) => {
+      const last = new URL(req.url).pathname.split('/').pop() ?? ''
+      return UPLOAD_ID.test(last) ? place.storeIdOf(last) : undefined
+    },
     namingFunction: (req) => {
       const id = assigned.get(req as Request)
       if (!id) throw new UeError('UE_INTERNAL', { detail: 'tus creation without a ledger row' })
@@ -87,6 +92,11 @@ export function createTusRoute(o: {
     },
     // CORS is the route's own (exact origins); tus would answer `*`.
     allowedOrigins: () => false,
+    // Kept for `viaTus`: tus would answer a store's failure with the store's own error text.
+    onResponseError: (req, err) => {
+      failures.set(req as Request, err)
+      return undefined
+    },
     onUploadFinish: async (req, upload) => {
       const id = place.ledgerIdOf(upload.id)
       const row = id ? await deps.uploads.get(id) : null
@@ -107,8 +117,24 @@ export function createTusRoute(o: {
     },
   })
 
+  /**
+   * tus's answer, except for a failure it would answer with a store's error text or as its own
+   * "aborted": a body the server's deadlines ended is their refusal (`UE_BODY_TIMEOUT`), one of
+   * the server's refusals is itself, and any other failure is `UE_STORAGE_FAILED` (its detail
+   * goes to the log only).
+   */
+  const viaTus = async (request: Request, watch?: BodyWatch): Promise<Response> => {
+    const answer = await tus.handleWeb(request)
+    if (!failures.has(request)) return answer
+    const failure = failures.get(request)
+    if (watch?.signal.aborted) throw watch.signal.reason
+    if (isUeError(failure)) throw failure
+    if (answer.status >= 500) throw new UeError('UE_STORAGE_FAILED', { cause: failure })
+    return answer
+  }
+
   /** The request tus reads: the same, with its body under the server's deadlines. */
-  const watched = (request: Request): { request: Request; stop(): void } => {
+  const watched = (request: Request): { request: Request; watch?: BodyWatch; stop(): void } => {
     if (!request.body) return { request, stop() {} }
     const watch = new BodyWatch(config.http, request.signal)
     const chunks = readBody(request, { maxBytes: Number.MAX_SAFE_INTEGER, watch })
@@ -123,7 +149,8 @@ export function createTusRoute(o: {
       },
     })
     const init = { method: request.method, headers: request.headers, body, duplex: 'half' }
-    return { request: new Request(request.url, init as RequestInit), stop: () => watch.stop() }
+    const tusRequest = new Request(request.url, init as RequestInit)
+    return { request: tusRequest, watch, stop: () => watch.stop() }
   }
 
   /** Through tus, counted as an upload in flight, under the per-client limits. */
@@ -135,7 +162,7 @@ export function createTusRoute(o: {
     const tusRequest = watched(request)
     if (id) assigned.set(tusRequest.request, id)
     try {
-      return await tus.handleWeb(tusRequest.request)
+      return await viaTus(tusRequest.request, tusRequest.watch)
     } finally {
       const storeId = endedBy.get(tusRequest.request)
       if (storeId) ended.delete(storeId)
@@ -216,7 +243,7 @@ export function createTusRoute(o: {
 
   const handle = async (request: Request): Promise<Response> => {
     // Discovery (a preflight never gets here: the route's CORS answers it).
-    if (request.method === 'OPTIONS') return tus.handleWeb(request)
+    if (request.method === 'OPTIONS') return viaTus(request)
     const url = urlOf(request)
     const principal = await deps.auth.authenticate(request, url)
     const actor: Actor = { ...principal, address: requestInfo(request)?.remoteAddress }
@@ -241,14 +268,18 @@ export function createTusRoute(o: {
     if (request.method === 'DELETE') {
       // Claimed first, so no ending can start on bytes about to go.
       if (!(await deps.uploads.claim(row.id))) throw new UeError('UE_CONFLICT')
-      const answer = await tus.handleWeb(request)
-      await place.remove(row)
-      await deps.uploads.remove(row.id)
+      let answer: Response
+      try {
+        answer = await viaTus(request)
+      } finally {
+        await place.remove(row)
+        await deps.uploads.remove(row.id)
+      }
       return answer.status === 404
         ? new Response(null, { status: 204, headers: answer.headers })
         : answer
     }
-    return tus.handleWeb(request)
+    return viaTus(request)
   }
 
   const handler: FetchHandler = async (request) => {
