@@ -5,7 +5,9 @@ import { join } from 'node:path'
 import { after, before, describe, type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import {
+  CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
 } from '@aws-sdk/client-s3'
@@ -18,6 +20,7 @@ import type { UeditorOptions } from '../../src/server.js'
 import { ALICE, BOB, recordingLogger, TOKENS } from '../helpers/auth.js'
 import { launchChromium } from '../helpers/chromium.js'
 import { PDF, png } from '../helpers/fixtures.js'
+import { listsMultipartUploads, startS3FaultProxy } from '../helpers/s3-fault-proxy.js'
 import { type RunningS3rver, startS3rver } from '../helpers/s3rver.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
@@ -39,11 +42,15 @@ interface Direct {
   endpoint: string
 }
 
-/** A server storing in a fresh bucket of the s3rver, with alice's, bob's and root's tokens. */
+/**
+ * A server storing in a fresh bucket of the s3rver, with alice's, bob's and root's tokens;
+ * through `endpoint` (a proxy in front of the s3rver) when given.
+ */
 async function startDirect(
   t: TestContext,
   config: ServerConfigInput = {},
   options: Pick<UeditorOptions, 'authorize'> = {},
+  endpoint?: string,
 ): Promise<Direct> {
   const bucket = await s3.createBucket()
   const srv = await startTestServer(
@@ -52,7 +59,7 @@ async function startDirect(
       auth: { tokens: TOKENS, queryParam: 'token' },
       images: { enabled: false },
       ...config,
-      storage: s3.storageConfig(bucket),
+      storage: { ...s3.storageConfig(bucket), ...(endpoint ? { endpoint } : {}) },
     },
     options,
   )
@@ -83,6 +90,23 @@ async function call(
       : { body: JSON.stringify(o.json), headers: { 'content-type': 'application/json' } }),
   })
   return { status: res.status, body: (await res.json()) as Reply['body'] }
+}
+
+/** The form of a signed POST, with `bytes` as its file, sent to the bucket. */
+async function postToBucket(signed: Reply['body'], bytes: Buffer, name: string) {
+  const { url, fields } = signed as { url: string; fields: Record<string, string> }
+  const form = new FormData()
+  for (const [n, v] of Object.entries(fields)) form.append(n, v)
+  form.append('file', new Blob([new Uint8Array(bytes)]), name)
+  const posted = await fetch(url, { method: 'POST', body: form })
+  assert.ok(posted.status < 300, `${posted.status} ${await posted.text()}`)
+}
+
+/** The query of a simple upload's params call. */
+function paramsQuery(filename: string, type: string, category: string, size?: number): string {
+  const q = new URLSearchParams({ filename, type, 'metadata[category]': category })
+  if (size !== undefined) q.set('metadata[size]', String(size))
+  return `/params?${q}`
 }
 
 /** Every object key in the bucket (pending ones included). */
@@ -196,7 +220,7 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
     assert.ok(Buffer.from(await image.arrayBuffer()).equals(png(8, 8)))
   })
 
-  test('a simple upload gets a POST policy for exactly its key, type and size range; the result comes from uploadresult', async (t) => {
+  test('a simple upload gets a POST policy for exactly its key, type, disposition and size range; the result comes from uploadresult', async (t) => {
     const d = await startDirect(t)
     const image = png(8, 8)
     const params = await call(
@@ -221,6 +245,7 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       [
         ['content-length-range', 1, image.length],
         ['eq', '$Content-Type', 'image/png'],
+        ['eq', '$Content-Disposition', 'attachment'],
       ],
     )
     assert.ok(
@@ -510,6 +535,154 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       },
     })
     assert.equal(freed.status, 200, 'the reservation went with the row')
+  })
+
+  test('a pending object gets the server’s type for its category and extension and is an attachment, whatever type the client names', async (t) => {
+    const d = await startDirect(t, {
+      security: { allowActiveContent: true },
+      editor: { imageAllowFiles: ['.png', '.svg'], fileAllowFiles: ['.pdf', '.html'] },
+    })
+    const head = (key: string) =>
+      s3.client.send(new HeadObjectCommand({ Bucket: d.bucket, Key: key }))
+    const policyOf = (fields: Record<string, string>) =>
+      (
+        JSON.parse(Buffer.from(fields.Policy as string, 'base64').toString('utf8')) as {
+          conditions: unknown[]
+        }
+      ).conditions.filter((c) => Array.isArray(c))
+
+    // A PNG declared as HTML: signed, stored and served as a PNG to download.
+    const image = png(8, 8)
+    const html = await call(d, paramsQuery('a.png', 'text/html', 'image', image.length))
+    assert.equal(html.status, 200, JSON.stringify(html.body))
+    const fields = html.body.fields as Record<string, string>
+    assert.equal(fields['Content-Type'], 'image/png')
+    assert.equal(fields['Content-Disposition'], 'attachment')
+    assert.deepEqual(policyOf(fields), [
+      ['content-length-range', 1, image.length],
+      ['eq', '$Content-Type', 'image/png'],
+      ['eq', '$Content-Disposition', 'attachment'],
+    ])
+    await postToBucket(html.body, image, 'a.png')
+    const pending = await head(`.direct/${html.body.id}`)
+    assert.equal(pending.ContentType, 'image/png')
+    assert.equal(pending.ContentDisposition, 'attachment')
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${html.body.id}&token=${ALICE}`))
+    ).json()) as { state: string; url: string }
+    assert.equal(result.state, 'SUCCESS', JSON.stringify(result))
+    const stored = await head(result.url.slice('/uploads/'.length))
+    assert.equal(stored.ContentDisposition, undefined, 'the stored file is not an attachment')
+
+    // An allowed SVG, whatever it is declared as, waits as opaque bytes.
+    const svg = await call(d, paramsQuery('a.svg', 'image/svg+xml', 'image'))
+    assert.equal(
+      (svg.body.fields as Record<string, string>)['Content-Type'],
+      'application/octet-stream',
+    )
+
+    // A multipart upload of an allowed .html file declared as HTML: the same, once assembled.
+    const created = await call(d, '/multipart', {
+      method: 'POST',
+      json: { filename: 'page.html', type: 'text/html', metadata: { category: 'file' } },
+    })
+    assert.equal(created.status, 200, JSON.stringify(created.body))
+    const { uploadId, key } = created.body as { uploadId: string; key: string }
+    const signed = await call(d, `/multipart/${uploadId}/1?key=${encodeURIComponent(key)}`)
+    const put = await fetch(signed.body.url as string, {
+      method: 'PUT',
+      body: new Uint8Array(Buffer.from('<script>alert(1)</script>')),
+    })
+    assert.equal(put.status, 200)
+    // As the bucket's owner: what the object is once its parts are put together.
+    await s3.client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: d.bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: put.headers.get('etag') as string }] },
+      }),
+    )
+    const assembled = await head(key)
+    assert.equal(assembled.ContentType, 'application/octet-stream')
+    assert.equal(assembled.ContentDisposition, 'attachment')
+  })
+
+  test('a part is signed, listed, completed or aborted only for the upload id the server recorded for that upload', async (t) => {
+    const d = await startDirect(t)
+    const open = async () => {
+      const created = await call(d, '/multipart', {
+        method: 'POST',
+        json: { filename: 'a.pdf', type: 'application/pdf', metadata: { category: 'file' } },
+      })
+      assert.equal(created.status, 200, JSON.stringify(created.body))
+      return created.body as { uploadId: string; key: string }
+    }
+    const mine = await open()
+    const other = await open()
+    // Another upload of the very same key, started in the bucket by someone else's hand.
+    const stray = await s3.client.send(
+      new CreateMultipartUploadCommand({ Bucket: d.bucket, Key: mine.key }),
+    )
+    const simple = await call(d, paramsQuery('b.pdf', 'application/pdf', 'file'))
+    const q = (key: string) => `?key=${encodeURIComponent(key)}`
+    const wrong = [
+      { uploadId: other.uploadId, key: mine.key },
+      { uploadId: stray.UploadId as string, key: mine.key },
+      { uploadId: mine.uploadId, key: `.direct/${simple.body.id}` },
+    ]
+    for (const w of wrong) {
+      const calls = [
+        { path: `/multipart/${w.uploadId}/1${q(w.key)}` },
+        { path: `/multipart/${w.uploadId}${q(w.key)}` },
+        {
+          path: `/multipart/${w.uploadId}/complete${q(w.key)}`,
+          method: 'POST',
+          json: { parts: [{ PartNumber: 1, ETag: '"x"' }] },
+        },
+        { path: `/multipart/${w.uploadId}${q(w.key)}`, method: 'DELETE' },
+      ]
+      for (const c of calls) {
+        const answer = await call(d, c.path, c)
+        assert.equal(answer.status, 404, `${c.method ?? 'GET'} ${c.path}`)
+        assert.equal(answer.body.error?.code, 'UE_NOT_FOUND')
+      }
+    }
+    // The recorded one is untouched.
+    assert.equal((await call(d, `/multipart/${mine.uploadId}/1${q(mine.key)}`)).status, 200)
+    assert.deepEqual((await call(d, `/multipart/${other.uploadId}${q(other.key)}`)).body, [])
+  })
+
+  test('a refused upload’s pending object is deleted even when the bucket refuses to list multipart uploads', async (t) => {
+    const proxy = await startS3FaultProxy(s3.endpoint)
+    t.after(() => proxy.close())
+    proxy.fail(listsMultipartUploads, {
+      status: 403,
+      code: 'AccessDenied',
+      message: 'Access Denied',
+    })
+    const d = await startDirect(t, {}, {}, proxy.endpoint)
+    const php = Buffer.from('<?php system($_GET["c"]); ?>\n')
+
+    const simple = await call(d, paramsQuery('photo.png', 'image/png', 'image', php.length))
+    assert.equal(simple.status, 200, JSON.stringify(simple.body))
+    await postToBucket(simple.body, php, 'photo.png')
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${simple.body.id}&token=${ALICE}`))
+    ).json()) as { code: string }
+    assert.equal(result.code, 'UE_CONTENT_MISMATCH')
+
+    const multipart = await multipartUpload(d, {
+      name: 'avatar.png',
+      type: 'image/png',
+      category: 'image',
+      bytes: php,
+    })
+    assert.equal(multipart.completed?.body.error?.code, 'UE_CONTENT_MISMATCH')
+
+    assert.deepEqual(await objectsIn(d.bucket), [], 'no pending object is left')
+    const open = await s3.client.send(new ListMultipartUploadsCommand({ Bucket: d.bucket }))
+    assert.deepEqual(open.Uploads ?? [], [])
   })
 
   test('the token in the path is read as the query token and never written to the log', async (t) => {
