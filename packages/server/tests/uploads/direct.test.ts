@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { writeFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { after, before, describe, type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -17,13 +18,24 @@ import { crossOriginProblem } from '../../src/config/cross-origin.js'
 import { loadConfig } from '../../src/config/load.js'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import type { UeditorOptions } from '../../src/server.js'
-import { ALICE, BOB, recordingLogger, TOKENS } from '../helpers/auth.js'
+import {
+  ALICE,
+  AUDIENCE,
+  BOB,
+  hsToken,
+  ISSUER,
+  recordingLogger,
+  SECRET,
+  TOKENS,
+} from '../helpers/auth.js'
 import { launchChromium } from '../helpers/chromium.js'
 import { PDF, png } from '../helpers/fixtures.js'
+import { startNginx } from '../helpers/nginx.js'
 import { listsMultipartUploads, startS3FaultProxy } from '../helpers/s3-fault-proxy.js'
 import { type RunningS3rver, startS3rver } from '../helpers/s3rver.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { tusMetadata } from '../helpers/tus.js'
 
 const MB = 1024 * 1024
 
@@ -705,6 +717,87 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
     assert.equal(wrong.status, 401)
     assert.ok(log.lines.some((l) => l.includes('"path":"/s3/token=…/s3/params"')))
     assert.ok(!log.lines.some((l) => l.includes(ALICE)), 'the token is not in the log')
+  })
+})
+
+// Tests run from packages/server/dist/tests/uploads; the guide is at the repository's root.
+const DEPLOY_MD = join(
+  fileURLToPath(new URL('../../../../../', import.meta.url)),
+  'docs',
+  'deploy.md',
+)
+
+/** The ```nginx block of docs/deploy.md that holds `needle`, as written. */
+function documentedNginx(needle: string): string {
+  const blocks = [...readFileSync(DEPLOY_MD, 'utf8').matchAll(/```nginx\n([\s\S]*?)```/g)]
+  const block = blocks.map((m) => m[1] as string).find((b) => b.includes(needle))
+  assert.ok(block, `docs/deploy.md has an nginx block with ${needle}`)
+  return block
+}
+
+describe('behind nginx with the access log format of docs/deploy.md', () => {
+  test('a JWT in Uppy’s path segment or in a query string never reaches the access log', async (t) => {
+    const bucket = await s3.createBucket()
+    const srv = await startTestServer(t, {
+      auth: { jwt: { secret: SECRET, audience: AUDIENCE, issuer: ISSUER }, queryParam: 'token' },
+      storage: s3.storageConfig(bucket),
+    })
+    const logFormat = documentedNginx('log_format ueditor')
+    const accessLog = documentedNginx('access_log /var/log/nginx/access.log ueditor;')
+    const nginx = await startNginx(
+      t,
+      ({ port, dir }) => `${logFormat}
+  server {
+    listen 127.0.0.1:${port};
+    ${accessLog.trim().replace('/var/log/nginx/access.log', `${dir}/access.log`)}
+    location / {
+      proxy_pass ${srv.url};
+      proxy_set_header Host $host;
+    }
+  }`,
+    )
+    if (!nginx) return
+    const jwt = await hsToken({ sub: 'alice' })
+
+    const params = await fetch(
+      `${nginx.url}/s3/token=${jwt}/s3/params?filename=a.pdf&type=application%2Fpdf&metadata%5Bcategory%5D=file`,
+    )
+    assert.equal(params.status, 200, await params.clone().text())
+    await params.arrayBuffer()
+    const created = await fetch(`${nginx.url}/tus?token=${jwt}`, {
+      method: 'POST',
+      headers: {
+        'Tus-Resumable': '1.0.0',
+        'Upload-Length': String(PDF.length),
+        'Upload-Metadata': tusMetadata({ filename: 'a.pdf' }),
+      },
+    })
+    assert.equal(created.status, 201, await created.text())
+    const id = (created.headers.get('location') ?? '').split('/').pop()
+    const head = await fetch(`${nginx.url}/tus/${id}?token=${jwt}`, {
+      method: 'HEAD',
+      headers: { 'Tus-Resumable': '1.0.0' },
+    })
+    assert.equal(head.status, 200)
+    const config = await fetch(`${nginx.url}/ueditor?action=config&token=${jwt}`)
+    assert.equal(config.status, 200)
+    await config.arrayBuffer()
+
+    const log = await eventually(
+      () => readFile(`${nginx.dir}/access.log`, 'utf8').catch(() => ''),
+      (text) => text.split('\n').filter(Boolean).length >= 4,
+      5_000,
+    )
+    t.diagnostic(log)
+    for (const line of [
+      '"GET /s3/token=-/s3/params HTTP/1.1" 200',
+      '"POST /tus HTTP/1.1" 201',
+      `"HEAD /tus/${id} HTTP/1.1" 200`,
+      '"GET /ueditor HTTP/1.1" 200',
+    ])
+      assert.ok(log.includes(line), `the access log has ${line}`)
+    for (const part of jwt.split('.'))
+      assert.ok(!log.includes(part), 'no part of the token is in the access log')
   })
 })
 
