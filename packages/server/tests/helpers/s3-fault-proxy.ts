@@ -15,6 +15,8 @@ export interface S3FaultProxy {
   fail(matches: ((req: IncomingMessage) => boolean) | null, fault?: S3Fault): void
   /** How many calls were answered with a fault. */
   readonly failed: number
+  /** Every call that came in, in order: its method, path with query, and headers. */
+  readonly calls: readonly { method: string; url: string; headers: IncomingMessage['headers'] }[]
   close(): Promise<void>
 }
 
@@ -32,7 +34,9 @@ export async function startS3FaultProxy(upstream: string): Promise<S3FaultProxy>
   const target = new URL(upstream)
   let rule: { matches: (req: IncomingMessage) => boolean; fault: S3Fault } | null = null
   let failed = 0
+  const calls: S3FaultProxy['calls'][number][] = []
   const server = createServer((req, res) => {
+    calls.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers })
     if (rule?.matches(req)) {
       failed++
       const { status, code, message } = rule.fault
@@ -69,6 +73,7 @@ export async function startS3FaultProxy(upstream: string): Promise<S3FaultProxy>
     get failed() {
       return failed
     },
+    calls,
     async close() {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -683,6 +683,35 @@ describe('tus uploads on S3', async () => {
     assert.ok(logged.includes('The specified method is not allowed'), logged.slice(0, 2000))
   })
 
+  test('the object a tus upload is assembled into gets the server’s type for its category and extension, whatever type its metadata names', async (t) => {
+    const proxy = await startS3FaultProxy(s3.endpoint)
+    t.after(() => proxy.close())
+    const bucket = await s3.createBucket()
+    const srv = await startTestServer(t, {
+      ...AUTH,
+      storage: { ...s3.storageConfig(bucket, 'site/'), endpoint: proxy.endpoint },
+    })
+    const image = png(8, 8)
+    const answer = await create(srv, {
+      length: image.length,
+      metadata: {
+        filename: 'a.png',
+        filetype: 'text/html',
+        category: 'image',
+        contentType: 'text/html',
+        cacheControl: 'public, max-age=31536000',
+      },
+      body: image,
+    })
+    assert.equal(answer.json().state, 'SUCCESS', answer.text)
+    const started = proxy.calls.filter(
+      (c) => c.method === 'POST' && /^\/[^/]+\/site\/\.tus\/[^/?]+\?uploads/.test(c.url),
+    )
+    assert.equal(started.length, 1, proxy.calls.map((c) => `${c.method} ${c.url}`).join('\n'))
+    assert.equal(started[0]?.headers['content-type'], 'image/png')
+    assert.equal(started[0]?.headers['cache-control'], undefined)
+  })
+
   test('an abandoned upload is aborted and removed once it expires', async (t) => {
     const { srv, keys } = await s3Server(t, { uploads: { expiryMs: 500, sweepIntervalMs: 100 } })
     const created = await create(srv, {

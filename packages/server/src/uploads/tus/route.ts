@@ -14,6 +14,7 @@ import { urlOf } from '../../shared/request-url.js'
 import { JSON_TYPE, safeJson } from '../../shared/respond.js'
 import type { FetchHandler } from '../../shared/types.js'
 import { claimAndFinish, type UploadDeps, uploadRuleFor } from '../finish.js'
+import { pendingContentType } from '../pending-type.js'
 import { answerOf, answerOfRow } from '../result-action.js'
 import { UPLOAD_ID } from './keys.js'
 import { parseUploadMetadata } from './metadata.js'
@@ -66,8 +67,11 @@ export function createTusRoute(o: {
   const { config } = deps
   const metrics = deps.metrics ?? noMetrics
   const corsOrigins = new Set(config.http.corsOrigins)
-  /** The ledger id each creation request was given, for tus's naming function. */
-  const assigned = new WeakMap<Request, string>()
+  /**
+   * What the route decided of each creation request, for tus's hooks: its ledger id and the
+   * type its object gets in a bucket.
+   */
+  const assigned = new WeakMap<Request, { id: string; contentType: string }>()
   /** What went wrong in a request tus answered with an error, for `viaTus` to answer it. */
   const failures = new WeakMap<Request, unknown>()
   /** Uploads whose ending ran inside a request that is still being answered, by store id. */
@@ -86,9 +90,18 @@ export function createTusRoute(o: {
       return UPLOAD_ID.test(last) ? place.storeIdOf(last) : undefined
     },
     namingFunction: (req) => {
-      const id = assigned.get(req as Request)
+      const id = assigned.get(req as Request)?.id
       if (!id) throw new UeError('UE_INTERNAL', { detail: 'tus creation without a ledger row' })
       return place.storeIdOf(id)
+    },
+    // The S3 store gives the assembled object the `contentType` (and `cacheControl`) of the
+    // metadata: the server's type, never one the client put there (`text/html` in a public bucket).
+    onUploadCreate: async (req, upload) => {
+      const { contentType: _type, cacheControl: _cache, ...metadata } = upload.metadata ?? {}
+      const decided = assigned.get(req as Request)
+      if (!decided)
+        throw new UeError('UE_INTERNAL', { detail: 'tus creation without a ledger row' })
+      return { metadata: { ...metadata, contentType: decided.contentType } }
     },
     // CORS is the route's own (exact origins); tus would answer `*`.
     allowedOrigins: () => false,
@@ -154,13 +167,17 @@ export function createTusRoute(o: {
   }
 
   /** Through tus, counted as an upload in flight, under the per-client limits. */
-  const receive = async (request: Request, actor: Actor, id?: string): Promise<Response> => {
+  const receive = async (
+    request: Request,
+    actor: Actor,
+    creation?: { id: string; contentType: string },
+  ): Promise<Response> => {
     // The creation counts against the per-minute rate; each PATCH holds an in-flight slot only,
     // so a client sending small chunks is not refused halfway through a large file.
-    const release = await gate.admit(actor, request.signal, { rate: id !== undefined })
+    const release = await gate.admit(actor, request.signal, { rate: creation !== undefined })
     const uploadEnded = metrics.uploadStarted()
     const tusRequest = watched(request)
-    if (id) assigned.set(tusRequest.request, id)
+    if (creation) assigned.set(tusRequest.request, creation)
     try {
       return await viaTus(tusRequest.request, tusRequest.watch)
     } finally {
@@ -190,8 +207,8 @@ export function createTusRoute(o: {
     const rule = uploadRuleFor(deps.table, category)
     if (size === 0) throw new UeError('UE_FILE_EMPTY')
     if (size > rule.maxSize) throw new UeError('UE_FILE_TOO_LARGE')
-    if (!rule.allowFiles.includes(claimedExtension(filename)))
-      throw new UeError('UE_TYPE_NOT_ALLOWED')
+    const ext = claimedExtension(filename)
+    if (!rule.allowFiles.includes(ext)) throw new UeError('UE_TYPE_NOT_ALLOWED')
     await checkQuota(deps, actor, size)
     const id = randomBytes(16).toString('base64url')
     const now = Date.now()
@@ -217,7 +234,7 @@ export function createTusRoute(o: {
     try {
       // Again with the row in: two creations at once on two nodes cannot both pass.
       await checkQuota(deps, actor, 0)
-      answer = await receive(request, actor, id)
+      answer = await receive(request, actor, { id, contentType: pendingContentType(category, ext) })
     } catch (e) {
       await forget()
       throw e

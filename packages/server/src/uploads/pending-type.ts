@@ -1,9 +1,10 @@
-import type { UploadCategory } from '../../db/upload-ledger.js'
+import type { UploadCategory } from '../db/upload-ledger.js'
 
 /**
- * The types a pending object may carry, by extension: media and documents only. No markup,
- * SVG, XML or script type is here, so a bucket that serves pending objects never hands a
- * browser something it would run.
+ * The types an unfinished upload's object in the bucket (a direct upload's pending object, a tus
+ * upload's assembled one) may carry, by extension: media and documents only. No markup, SVG,
+ * XML or script type is here, so a bucket that serves such objects never hands a browser
+ * something it would run.
  */
 const PENDING_TYPES: Readonly<Record<string, string>> = {
   '.png': 'image/png',
@@ -38,8 +39,8 @@ const PENDING_TYPES: Readonly<Record<string, string>> = {
 export const OPAQUE_TYPE = 'application/octet-stream'
 
 /**
- * The content type the server gives a pending object, from its category and its checked
- * extension; the client's declared type is never used. An image, video or audio upload gets its
+ * The content type the server gives an unfinished upload's object, from its category and its
+ * checked extension; the client's declared type is never used. An image, video or audio upload gets its
  * extension's type only when that is of its own kind; anything else is opaque bytes.
  */
 export function pendingContentType(category: UploadCategory, ext: string): string {
