@@ -27,10 +27,12 @@ export interface OpenMultipart {
 /**
  * What uploads straight from the browser need of the bucket: signatures for the browser's own
  * requests, and the multipart calls only the server makes. Keys are relative to
- * `storage.prefix`, as for the storage driver; every signature names its exact key.
+ * `storage.prefix`, as for the storage driver; every signature names its exact key. Every object
+ * made this way carries `Content-Disposition: attachment`: until the server has checked it, a
+ * bucket that serves it makes browsers download it, never display it.
  */
 export interface DirectBucket {
-  /** A POST policy for exactly `key`, `contentType` and at most `maxBytes`. */
+  /** A POST policy for exactly `key`, `contentType`, the attachment disposition and at most `maxBytes`. */
   signPost(
     key: StorageKey,
     o: { contentType: string; maxBytes: number; expiresSeconds: number },
@@ -57,6 +59,8 @@ export interface DirectBucket {
 }
 
 type Sdk = typeof import('@aws-sdk/client-s3')
+
+const DISPOSITION = 'attachment'
 
 /** The bucket of the S3 storage driver, for direct uploads (same options, its own client). */
 export function s3DirectBucket(o: S3StorageOptions): DirectBucket {
@@ -87,8 +91,9 @@ export function s3DirectBucket(o: S3StorageOptions): DirectBucket {
           Conditions: [
             ['content-length-range', 1, p.maxBytes],
             ['eq', '$Content-Type', p.contentType],
+            ['eq', '$Content-Disposition', DISPOSITION],
           ],
-          Fields: { 'Content-Type': p.contentType },
+          Fields: { 'Content-Type': p.contentType, 'Content-Disposition': DISPOSITION },
           Expires: p.expiresSeconds,
         })
         return { url, fields }
@@ -101,7 +106,12 @@ export function s3DirectBucket(o: S3StorageOptions): DirectBucket {
       const { sdk, client } = await connect()
       try {
         const out = await client.send(
-          new sdk.CreateMultipartUploadCommand({ Bucket, Key: Key(key), ContentType: contentType }),
+          new sdk.CreateMultipartUploadCommand({
+            Bucket,
+            Key: Key(key),
+            ContentType: contentType,
+            ContentDisposition: DISPOSITION,
+          }),
         )
         if (!out.UploadId) throw new UeError('UE_STORAGE_FAILED', { detail: 'no upload id' })
         return out.UploadId

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { GetObjectCommand } from '@aws-sdk/client-s3'
+import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3'
 import type { StorageKey } from '../../src/shared/types.js'
 import { type DirectBucket, s3DirectBucket } from '../../src/storage/s3-direct.js'
 import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
@@ -34,6 +34,9 @@ async function objectBytes(bucket: string, key: string): Promise<Buffer> {
   )
 }
 
+const head = (bucket: string, key: string) =>
+  s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))
+
 const key = (k: string) => k as StorageKey
 
 async function putPart(b: DirectBucket, k: StorageKey, uploadId: string, n: number, bytes: Buffer) {
@@ -44,7 +47,7 @@ async function putPart(b: DirectBucket, k: StorageKey, uploadId: string, n: numb
 }
 
 describe('the bucket of direct uploads (s3rver)', () => {
-  test('a signed POST stores the file under the key it names, below the storage prefix', async (t) => {
+  test('a signed POST stores the file under the key it names, below the storage prefix, as an attachment', async (t) => {
     const { name, bucket } = await openBucket(t)
     const signed = await bucket.signPost(key('pending/abc'), {
       contentType: 'text/plain',
@@ -59,9 +62,10 @@ describe('the bucket of direct uploads (s3rver)', () => {
     const res = await fetch(signed.url, { method: 'POST', body: form })
     assert.ok(res.status < 300, String(res.status))
     assert.equal((await objectBytes(name, 'app/pending/abc')).toString(), 'hello')
+    assert.equal((await head(name, 'app/pending/abc')).ContentDisposition, 'attachment')
   })
 
-  test('a multipart upload is signed part by part, listed, completed with the same bytes', async (t) => {
+  test('a multipart upload is signed part by part, listed, completed with the same bytes, as an attachment', async (t) => {
     const { name, bucket } = await openBucket(t)
     const k = key('pending/multi')
     const uploadId = await bucket.createMultipart(k, 'application/pdf')
@@ -85,6 +89,9 @@ describe('the bucket of direct uploads (s3rver)', () => {
     )
     await bucket.complete(k, uploadId, parts)
     assert.ok((await objectBytes(name, 'app/pending/multi')).equals(bytes))
+    const assembled = await head(name, 'app/pending/multi')
+    assert.equal(assembled.ContentType, 'application/pdf')
+    assert.equal(assembled.ContentDisposition, 'attachment')
   })
 
   test('an aborted upload is gone with its parts; aborting again, or listing it, says so calmly', async (t) => {

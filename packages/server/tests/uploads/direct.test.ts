@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { writeFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { after, before, describe, type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import {
+  CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
 } from '@aws-sdk/client-s3'
@@ -15,12 +18,24 @@ import { crossOriginProblem } from '../../src/config/cross-origin.js'
 import { loadConfig } from '../../src/config/load.js'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import type { UeditorOptions } from '../../src/server.js'
-import { ALICE, BOB, recordingLogger, TOKENS } from '../helpers/auth.js'
+import {
+  ALICE,
+  AUDIENCE,
+  BOB,
+  hsToken,
+  ISSUER,
+  recordingLogger,
+  SECRET,
+  TOKENS,
+} from '../helpers/auth.js'
 import { launchChromium } from '../helpers/chromium.js'
 import { PDF, png } from '../helpers/fixtures.js'
+import { startNginx } from '../helpers/nginx.js'
+import { listsMultipartUploads, startS3FaultProxy } from '../helpers/s3-fault-proxy.js'
 import { type RunningS3rver, startS3rver } from '../helpers/s3rver.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { tusMetadata } from '../helpers/tus.js'
 
 const MB = 1024 * 1024
 
@@ -39,11 +54,15 @@ interface Direct {
   endpoint: string
 }
 
-/** A server storing in a fresh bucket of the s3rver, with alice's, bob's and root's tokens. */
+/**
+ * A server storing in a fresh bucket of the s3rver, with alice's, bob's and root's tokens;
+ * through `endpoint` (a proxy in front of the s3rver) when given.
+ */
 async function startDirect(
   t: TestContext,
   config: ServerConfigInput = {},
   options: Pick<UeditorOptions, 'authorize'> = {},
+  endpoint?: string,
 ): Promise<Direct> {
   const bucket = await s3.createBucket()
   const srv = await startTestServer(
@@ -52,7 +71,7 @@ async function startDirect(
       auth: { tokens: TOKENS, queryParam: 'token' },
       images: { enabled: false },
       ...config,
-      storage: s3.storageConfig(bucket),
+      storage: { ...s3.storageConfig(bucket), ...(endpoint ? { endpoint } : {}) },
     },
     options,
   )
@@ -83,6 +102,23 @@ async function call(
       : { body: JSON.stringify(o.json), headers: { 'content-type': 'application/json' } }),
   })
   return { status: res.status, body: (await res.json()) as Reply['body'] }
+}
+
+/** The form of a signed POST, with `bytes` as its file, sent to the bucket. */
+async function postToBucket(signed: Reply['body'], bytes: Buffer, name: string) {
+  const { url, fields } = signed as { url: string; fields: Record<string, string> }
+  const form = new FormData()
+  for (const [n, v] of Object.entries(fields)) form.append(n, v)
+  form.append('file', new Blob([new Uint8Array(bytes)]), name)
+  const posted = await fetch(url, { method: 'POST', body: form })
+  assert.ok(posted.status < 300, `${posted.status} ${await posted.text()}`)
+}
+
+/** The query of a simple upload's params call. */
+function paramsQuery(filename: string, type: string, category: string, size?: number): string {
+  const q = new URLSearchParams({ filename, type, 'metadata[category]': category })
+  if (size !== undefined) q.set('metadata[size]', String(size))
+  return `/params?${q}`
 }
 
 /** Every object key in the bucket (pending ones included). */
@@ -196,7 +232,7 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
     assert.ok(Buffer.from(await image.arrayBuffer()).equals(png(8, 8)))
   })
 
-  test('a simple upload gets a POST policy for exactly its key, type and size range; the result comes from uploadresult', async (t) => {
+  test('a simple upload gets a POST policy for exactly its key, type, disposition and size range; the result comes from uploadresult', async (t) => {
     const d = await startDirect(t)
     const image = png(8, 8)
     const params = await call(
@@ -221,6 +257,7 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       [
         ['content-length-range', 1, image.length],
         ['eq', '$Content-Type', 'image/png'],
+        ['eq', '$Content-Disposition', 'attachment'],
       ],
     )
     assert.ok(
@@ -512,6 +549,154 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
     assert.equal(freed.status, 200, 'the reservation went with the row')
   })
 
+  test('a pending object gets the server’s type for its category and extension and is an attachment, whatever type the client names', async (t) => {
+    const d = await startDirect(t, {
+      security: { allowActiveContent: true },
+      editor: { imageAllowFiles: ['.png', '.svg'], fileAllowFiles: ['.pdf', '.html'] },
+    })
+    const head = (key: string) =>
+      s3.client.send(new HeadObjectCommand({ Bucket: d.bucket, Key: key }))
+    const policyOf = (fields: Record<string, string>) =>
+      (
+        JSON.parse(Buffer.from(fields.Policy as string, 'base64').toString('utf8')) as {
+          conditions: unknown[]
+        }
+      ).conditions.filter((c) => Array.isArray(c))
+
+    // A PNG declared as HTML: signed, stored and served as a PNG to download.
+    const image = png(8, 8)
+    const html = await call(d, paramsQuery('a.png', 'text/html', 'image', image.length))
+    assert.equal(html.status, 200, JSON.stringify(html.body))
+    const fields = html.body.fields as Record<string, string>
+    assert.equal(fields['Content-Type'], 'image/png')
+    assert.equal(fields['Content-Disposition'], 'attachment')
+    assert.deepEqual(policyOf(fields), [
+      ['content-length-range', 1, image.length],
+      ['eq', '$Content-Type', 'image/png'],
+      ['eq', '$Content-Disposition', 'attachment'],
+    ])
+    await postToBucket(html.body, image, 'a.png')
+    const pending = await head(`.direct/${html.body.id}`)
+    assert.equal(pending.ContentType, 'image/png')
+    assert.equal(pending.ContentDisposition, 'attachment')
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${html.body.id}&token=${ALICE}`))
+    ).json()) as { state: string; url: string }
+    assert.equal(result.state, 'SUCCESS', JSON.stringify(result))
+    const stored = await head(result.url.slice('/uploads/'.length))
+    assert.equal(stored.ContentDisposition, undefined, 'the stored file is not an attachment')
+
+    // An allowed SVG, whatever it is declared as, waits as opaque bytes.
+    const svg = await call(d, paramsQuery('a.svg', 'image/svg+xml', 'image'))
+    assert.equal(
+      (svg.body.fields as Record<string, string>)['Content-Type'],
+      'application/octet-stream',
+    )
+
+    // A multipart upload of an allowed .html file declared as HTML: the same, once assembled.
+    const created = await call(d, '/multipart', {
+      method: 'POST',
+      json: { filename: 'page.html', type: 'text/html', metadata: { category: 'file' } },
+    })
+    assert.equal(created.status, 200, JSON.stringify(created.body))
+    const { uploadId, key } = created.body as { uploadId: string; key: string }
+    const signed = await call(d, `/multipart/${uploadId}/1?key=${encodeURIComponent(key)}`)
+    const put = await fetch(signed.body.url as string, {
+      method: 'PUT',
+      body: new Uint8Array(Buffer.from('<script>alert(1)</script>')),
+    })
+    assert.equal(put.status, 200)
+    // As the bucket's owner: what the object is once its parts are put together.
+    await s3.client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: d.bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: put.headers.get('etag') as string }] },
+      }),
+    )
+    const assembled = await head(key)
+    assert.equal(assembled.ContentType, 'application/octet-stream')
+    assert.equal(assembled.ContentDisposition, 'attachment')
+  })
+
+  test('a part is signed, listed, completed or aborted only for the upload id the server recorded for that upload', async (t) => {
+    const d = await startDirect(t)
+    const open = async () => {
+      const created = await call(d, '/multipart', {
+        method: 'POST',
+        json: { filename: 'a.pdf', type: 'application/pdf', metadata: { category: 'file' } },
+      })
+      assert.equal(created.status, 200, JSON.stringify(created.body))
+      return created.body as { uploadId: string; key: string }
+    }
+    const mine = await open()
+    const other = await open()
+    // Another upload of the very same key, started in the bucket by someone else's hand.
+    const stray = await s3.client.send(
+      new CreateMultipartUploadCommand({ Bucket: d.bucket, Key: mine.key }),
+    )
+    const simple = await call(d, paramsQuery('b.pdf', 'application/pdf', 'file'))
+    const q = (key: string) => `?key=${encodeURIComponent(key)}`
+    const wrong = [
+      { uploadId: other.uploadId, key: mine.key },
+      { uploadId: stray.UploadId as string, key: mine.key },
+      { uploadId: mine.uploadId, key: `.direct/${simple.body.id}` },
+    ]
+    for (const w of wrong) {
+      const calls = [
+        { path: `/multipart/${w.uploadId}/1${q(w.key)}` },
+        { path: `/multipart/${w.uploadId}${q(w.key)}` },
+        {
+          path: `/multipart/${w.uploadId}/complete${q(w.key)}`,
+          method: 'POST',
+          json: { parts: [{ PartNumber: 1, ETag: '"x"' }] },
+        },
+        { path: `/multipart/${w.uploadId}${q(w.key)}`, method: 'DELETE' },
+      ]
+      for (const c of calls) {
+        const answer = await call(d, c.path, c)
+        assert.equal(answer.status, 404, `${c.method ?? 'GET'} ${c.path}`)
+        assert.equal(answer.body.error?.code, 'UE_NOT_FOUND')
+      }
+    }
+    // The recorded one is untouched.
+    assert.equal((await call(d, `/multipart/${mine.uploadId}/1${q(mine.key)}`)).status, 200)
+    assert.deepEqual((await call(d, `/multipart/${other.uploadId}${q(other.key)}`)).body, [])
+  })
+
+  test('a refused upload’s pending object is deleted even when the bucket refuses to list multipart uploads', async (t) => {
+    const proxy = await startS3FaultProxy(s3.endpoint)
+    t.after(() => proxy.close())
+    proxy.fail(listsMultipartUploads, {
+      status: 403,
+      code: 'AccessDenied',
+      message: 'Access Denied',
+    })
+    const d = await startDirect(t, {}, {}, proxy.endpoint)
+    const php = Buffer.from('<?php system($_GET["c"]); ?>\n')
+
+    const simple = await call(d, paramsQuery('photo.png', 'image/png', 'image', php.length))
+    assert.equal(simple.status, 200, JSON.stringify(simple.body))
+    await postToBucket(simple.body, php, 'photo.png')
+    const result = (await (
+      await fetch(d.srv.action('uploadresult', `&id=${simple.body.id}&token=${ALICE}`))
+    ).json()) as { code: string }
+    assert.equal(result.code, 'UE_CONTENT_MISMATCH')
+
+    const multipart = await multipartUpload(d, {
+      name: 'avatar.png',
+      type: 'image/png',
+      category: 'image',
+      bytes: php,
+    })
+    assert.equal(multipart.completed?.body.error?.code, 'UE_CONTENT_MISMATCH')
+
+    assert.deepEqual(await objectsIn(d.bucket), [], 'no pending object is left')
+    const open = await s3.client.send(new ListMultipartUploadsCommand({ Bucket: d.bucket }))
+    assert.deepEqual(open.Uploads ?? [], [])
+  })
+
   test('the token in the path is read as the query token and never written to the log', async (t) => {
     const log = recordingLogger()
     const bucket = await s3.createBucket()
@@ -532,6 +717,87 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
     assert.equal(wrong.status, 401)
     assert.ok(log.lines.some((l) => l.includes('"path":"/s3/token=…/s3/params"')))
     assert.ok(!log.lines.some((l) => l.includes(ALICE)), 'the token is not in the log')
+  })
+})
+
+// Tests run from packages/server/dist/tests/uploads; the guide is at the repository's root.
+const DEPLOY_MD = join(
+  fileURLToPath(new URL('../../../../../', import.meta.url)),
+  'docs',
+  'deploy.md',
+)
+
+/** The ```nginx block of docs/deploy.md that holds `needle`, as written. */
+function documentedNginx(needle: string): string {
+  const blocks = [...readFileSync(DEPLOY_MD, 'utf8').matchAll(/```nginx\n([\s\S]*?)```/g)]
+  const block = blocks.map((m) => m[1] as string).find((b) => b.includes(needle))
+  assert.ok(block, `docs/deploy.md has an nginx block with ${needle}`)
+  return block
+}
+
+describe('behind nginx with the access log format of docs/deploy.md', () => {
+  test('a JWT in Uppy’s path segment or in a query string never reaches the access log', async (t) => {
+    const bucket = await s3.createBucket()
+    const srv = await startTestServer(t, {
+      auth: { jwt: { secret: SECRET, audience: AUDIENCE, issuer: ISSUER }, queryParam: 'token' },
+      storage: s3.storageConfig(bucket),
+    })
+    const logFormat = documentedNginx('log_format ueditor')
+    const accessLog = documentedNginx('access_log /var/log/nginx/access.log ueditor;')
+    const nginx = await startNginx(
+      t,
+      ({ port, dir }) => `${logFormat}
+  server {
+    listen 127.0.0.1:${port};
+    ${accessLog.trim().replace('/var/log/nginx/access.log', `${dir}/access.log`)}
+    location / {
+      proxy_pass ${srv.url};
+      proxy_set_header Host $host;
+    }
+  }`,
+    )
+    if (!nginx) return
+    const jwt = await hsToken({ sub: 'alice' })
+
+    const params = await fetch(
+      `${nginx.url}/s3/token=${jwt}/s3/params?filename=a.pdf&type=application%2Fpdf&metadata%5Bcategory%5D=file`,
+    )
+    assert.equal(params.status, 200, await params.clone().text())
+    await params.arrayBuffer()
+    const created = await fetch(`${nginx.url}/tus?token=${jwt}`, {
+      method: 'POST',
+      headers: {
+        'Tus-Resumable': '1.0.0',
+        'Upload-Length': String(PDF.length),
+        'Upload-Metadata': tusMetadata({ filename: 'a.pdf' }),
+      },
+    })
+    assert.equal(created.status, 201, await created.text())
+    const id = (created.headers.get('location') ?? '').split('/').pop()
+    const head = await fetch(`${nginx.url}/tus/${id}?token=${jwt}`, {
+      method: 'HEAD',
+      headers: { 'Tus-Resumable': '1.0.0' },
+    })
+    assert.equal(head.status, 200)
+    const config = await fetch(`${nginx.url}/ueditor?action=config&token=${jwt}`)
+    assert.equal(config.status, 200)
+    await config.arrayBuffer()
+
+    const log = await eventually(
+      () => readFile(`${nginx.dir}/access.log`, 'utf8').catch(() => ''),
+      (text) => text.split('\n').filter(Boolean).length >= 4,
+      5_000,
+    )
+    t.diagnostic(log)
+    for (const line of [
+      '"GET /s3/token=-/s3/params HTTP/1.1" 200',
+      '"POST /tus HTTP/1.1" 201',
+      `"HEAD /tus/${id} HTTP/1.1" 200`,
+      '"GET /ueditor HTTP/1.1" 200',
+    ])
+      assert.ok(log.includes(line), `the access log has ${line}`)
+    for (const part of jwt.split('.'))
+      assert.ok(!log.includes(part), 'no part of the token is in the access log')
   })
 })
 

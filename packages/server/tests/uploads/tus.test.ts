@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { createReadStream } from 'node:fs'
+import { request } from 'node:http'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { after, describe, type TestContext, test } from 'node:test'
@@ -18,6 +19,8 @@ import {
   unsignedToken,
 } from '../helpers/auth.js'
 import { PDF, png } from '../helpers/fixtures.js'
+import { jsonLog } from '../helpers/json-log.js'
+import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js'
 import { startS3rver } from '../helpers/s3rver.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
@@ -300,6 +303,37 @@ describe('tus uploads on disk', () => {
     assert.equal(config.uploadTusUrl, '/tus')
   })
 
+  test('a HEAD and a PATCH of the upload URL with the query token reach the upload', async (t) => {
+    const srv = await startTestServer(t, { auth: { tokens: TOKENS, queryParam: 'token' } })
+    const bytes = Buffer.concat([PDF, PDF])
+    const created = await tusFetch(`${tusUrl(srv)}?token=${ALICE}`, {
+      method: 'POST',
+      headers: {
+        'Upload-Length': String(bytes.length),
+        'Upload-Metadata': tusMetadata({ filename: 'a.pdf' }),
+      },
+    })
+    assert.equal(created.status, 201, created.text)
+    const url = `${uploadUrl(srv, created)}?token=${ALICE}`
+    const patch = (offset: number, body: Buffer) =>
+      tusFetch(url, {
+        method: 'PATCH',
+        headers: {
+          'Upload-Offset': String(offset),
+          'Content-Type': 'application/offset+octet-stream',
+        },
+        body,
+      })
+    const first = await patch(0, PDF)
+    assert.equal(first.status, 204, first.text)
+    const head = await tusFetch(url, { method: 'HEAD' })
+    assert.equal(head.status, 200, head.text)
+    assert.equal(head.headers.get('upload-offset'), String(PDF.length))
+    const last = await patch(PDF.length, PDF)
+    assert.equal(last.status, 200, last.text)
+    assert.equal(last.json().state, 'SUCCESS', last.text)
+  })
+
   test('creations count against the per-minute upload rate, each chunk of an upload does not', async (t) => {
     const srv = await startTestServer(t, { ...AUTH, limits: { uploadsPerMinute: 2 } })
     const chunk = 10
@@ -447,7 +481,77 @@ describe('tus uploads on disk', () => {
     while (head.status === 423)
     assert.equal(head.headers.get('upload-offset'), String(PDF.length + 1000))
   })
+  test('a last chunk that stalls is answered UE_BODY_TIMEOUT by the body deadline, and what arrived is kept', async (t) => {
+    const srv = await startTestServer(t, { ...AUTH, http: { bodyIdleTimeoutMs: 300 } })
+    const size = PDF.length + 2000
+    const url = uploadUrl(srv, await create(srv, { length: size, metadata: { filename: 'a.pdf' } }))
+    const headers = {
+      ...bearer(ALICE),
+      'Upload-Offset': '0',
+      'Content-Type': 'application/offset+octet-stream',
+    }
+    assert.equal((await tusFetch(url, { method: 'PATCH', headers, body: PDF })).status, 204)
+    // The last chunk: half of it, then nothing more.
+    const answer = await stalledPatch(url, {
+      headers: { ...headers, 'Upload-Offset': String(PDF.length) },
+      length: 2000,
+      sent: Buffer.alloc(1000, 32),
+    })
+    assert.equal(answer.status, 408, answer.text)
+    assert.equal(JSON.parse(answer.text).error?.code, 'UE_BODY_TIMEOUT', answer.text)
+    assert.equal(answer.tusResumable, '1.0.0')
+    let head: TusAnswer
+    do head = await tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) })
+    while (head.status === 423)
+    assert.equal(head.headers.get('upload-offset'), String(PDF.length + 1000))
+    const rest = await tusFetch(url, {
+      method: 'PATCH',
+      headers: { ...headers, 'Upload-Offset': String(PDF.length + 1000) },
+      body: Buffer.alloc(1000, 32),
+    })
+    assert.equal(rest.json().state, 'SUCCESS', rest.text)
+  })
 })
+
+/**
+ * A PATCH that declares `length` bytes, sends `sent` and then nothing more, as a stalled client
+ * does; answers the server's answer (given up after 20 s, so the test cannot hang).
+ */
+function stalledPatch(
+  url: string,
+  o: { headers: Record<string, string>; length: number; sent: Buffer },
+): Promise<{ status: number; text: string; tusResumable: string | undefined }> {
+  const target = new URL(url)
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: target.hostname,
+      port: target.port,
+      path: `${target.pathname}${target.search}`,
+      method: 'PATCH',
+      headers: { ...o.headers, 'Tus-Resumable': '1.0.0', 'Content-Length': String(o.length) },
+    })
+    const giveUp = setTimeout(() => req.destroy(new Error('no answer within 20 s')), 20_000)
+    req.on('response', (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        clearTimeout(giveUp)
+        const tus = res.headers['tus-resumable']
+        resolve({
+          status: res.statusCode ?? 0,
+          text: Buffer.concat(chunks).toString('utf8'),
+          tusResumable: typeof tus === 'string' ? tus : undefined,
+        })
+        req.destroy()
+      })
+    })
+    req.on('error', (e) => {
+      clearTimeout(giveUp)
+      reject(e)
+    })
+    req.write(o.sent)
+  })
+}
 
 describe('tus uploads on S3', async () => {
   const s3 = await startS3rver()
@@ -519,6 +623,93 @@ describe('tus uploads on S3', async () => {
     })
     assert.equal(answer.json().code, 'UE_CONTENT_MISMATCH', answer.text)
     assert.deepEqual(await keys(), [])
+  })
+
+  test('a storage failure is answered UE_STORAGE_FAILED with the server’s own message; the storage’s text is only in its log', async (t) => {
+    const proxy = await startS3FaultProxy(s3.endpoint)
+    t.after(() => proxy.close())
+    const bucket = await s3.createBucket()
+    const log = jsonLog()
+    const srv = await startTestServer(
+      t,
+      { ...AUTH, storage: { ...s3.storageConfig(bucket, 'site/'), endpoint: proxy.endpoint } },
+      { logger: log.logger },
+    )
+    const denied = `User: arn:aws:iam::123456789012:user/ueditor is not authorized to perform: s3:PutObject on resource: "arn:aws:s3:::${bucket}/site/.tus/x"`
+    const refused = (answer: TusAnswer, what: string) => {
+      assert.equal(answer.status, 500, `${what}: ${answer.text}`)
+      assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8')
+      assert.deepEqual(answer.json().error, {
+        code: 'UE_STORAGE_FAILED',
+        message: 'The file could not be saved',
+      })
+      for (const secret of ['arn:aws', '123456789012', bucket, 'not allowed', 'not authorized'])
+        assert.ok(!answer.text.includes(secret), `${what} names ${secret}: ${answer.text}`)
+      assert.equal(answer.headers.get('tus-resumable'), '1.0.0')
+    }
+
+    // The creation: the bucket refuses to start the upload.
+    proxy.fail((req) => req.method === 'POST' && /[?&]uploads(?:[=&]|$)/.test(req.url ?? ''), {
+      status: 403,
+      code: 'AccessDenied',
+      message: denied,
+    })
+    refused(await create(srv, { length: PDF.length, metadata: { filename: 'a.pdf' } }), 'POST')
+
+    // A PATCH: the bucket lacks the method that stores a part.
+    proxy.fail(null)
+    const created = await create(srv, { length: PDF.length, metadata: { filename: 'a.pdf' } })
+    assert.equal(created.status, 201, created.text)
+    proxy.fail((req) => req.method === 'PUT' && /[?&]partNumber=/.test(req.url ?? ''), {
+      status: 405,
+      code: 'MethodNotAllowed',
+      message: 'The specified method is not allowed against this resource.',
+    })
+    const patched = await tusFetch(uploadUrl(srv, created), {
+      method: 'PATCH',
+      headers: {
+        ...bearer(ALICE),
+        'Upload-Offset': '0',
+        'Content-Type': 'application/offset+octet-stream',
+      },
+      body: PDF,
+    })
+    refused(patched, 'PATCH')
+    assert.ok(proxy.failed >= 2, String(proxy.failed))
+
+    // The operator's log has what the bucket said.
+    const logged = JSON.stringify(log.records.filter((r) => r.level === 50 || r.level === 'error'))
+    assert.ok(logged.includes('is not authorized to perform'), logged.slice(0, 2000))
+    assert.ok(logged.includes('The specified method is not allowed'), logged.slice(0, 2000))
+  })
+
+  test('the object a tus upload is assembled into gets the server’s type for its category and extension, whatever type its metadata names', async (t) => {
+    const proxy = await startS3FaultProxy(s3.endpoint)
+    t.after(() => proxy.close())
+    const bucket = await s3.createBucket()
+    const srv = await startTestServer(t, {
+      ...AUTH,
+      storage: { ...s3.storageConfig(bucket, 'site/'), endpoint: proxy.endpoint },
+    })
+    const image = png(8, 8)
+    const answer = await create(srv, {
+      length: image.length,
+      metadata: {
+        filename: 'a.png',
+        filetype: 'text/html',
+        category: 'image',
+        contentType: 'text/html',
+        cacheControl: 'public, max-age=31536000',
+      },
+      body: image,
+    })
+    assert.equal(answer.json().state, 'SUCCESS', answer.text)
+    const started = proxy.calls.filter(
+      (c) => c.method === 'POST' && /^\/[^/]+\/site\/\.tus\/[^/?]+\?uploads/.test(c.url),
+    )
+    assert.equal(started.length, 1, proxy.calls.map((c) => `${c.method} ${c.url}`).join('\n'))
+    assert.equal(started[0]?.headers['content-type'], 'image/png')
+    assert.equal(started[0]?.headers['cache-control'], undefined)
   })
 
   test('an abandoned upload is aborted and removed once it expires', async (t) => {

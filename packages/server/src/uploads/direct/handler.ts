@@ -13,7 +13,8 @@ import { urlOf } from '../../shared/request-url.js'
 import { jsonResponse } from '../../shared/respond.js'
 import type { FetchHandler } from '../../shared/types.js'
 import type { DirectBucket } from '../../storage/s3-direct.js'
-import { directIdOfKey } from './keys.js'
+import { pendingContentType } from '../pending-type.js'
+import { directIdOfKey, newDirectId, pendingKeyOf } from './keys.js'
 import type { DirectLedger, DirectRow } from './ledger.js'
 import { type DirectCall, parseDirectPath } from './paths.js'
 
@@ -28,15 +29,16 @@ export interface DirectDeps {
   gate: UploadGate
 }
 
-/** What a direct upload declares before its first byte: Uppy's file name, type and meta. */
+/**
+ * What a direct upload declares before its first byte: Uppy's file name and meta. The type Uppy
+ * sends is not read: the pending object's type is the server's (`pendingContentType`).
+ */
 interface Declared {
   filename: string
-  type: string
   metadata: Record<string, unknown>
 }
 
 const MAX_JSON_BYTES = 1024 * 1024
-const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/
 
 /**
  * The signing routes `@uppy/aws-s3` 6 calls with `companionEndpoint` (docs/uploads.md): every
@@ -87,12 +89,12 @@ async function authenticate(
 
 /** A simple upload: one signed POST of exactly this key, type and size range. */
 async function simpleParams(deps: DirectDeps, actor: Actor, d: Declared, expires: number) {
-  const { row, rule, size } = await open(deps, actor, d)
-  const key = row.key
+  const admitted = await admit(deps, actor, d)
+  const row = await deps.ledger.open({ ...admitted.record, id: newDirectId() })
   try {
-    const signed = await deps.bucket.signPost(key, {
-      contentType: d.type,
-      maxBytes: size ?? rule.maxSize,
+    const signed = await deps.bucket.signPost(row.key, {
+      contentType: admitted.contentType,
+      maxBytes: admitted.record.size,
       expiresSeconds: expires,
     })
     return { method: 'POST', url: signed.url, fields: signed.fields, headers: {}, id: row.id }
@@ -102,22 +104,31 @@ async function simpleParams(deps: DirectDeps, actor: Actor, d: Declared, expires
   }
 }
 
+/**
+ * A multipart upload: started in the bucket first, so its row records the one upload id its
+ * parts may be signed for; a row that cannot be recorded (the quota) aborts it again.
+ */
 async function createMultipart(deps: DirectDeps, actor: Actor, d: Declared) {
-  const { row } = await open(deps, actor, d)
+  const admitted = await admit(deps, actor, d)
+  const id = newDirectId()
+  const key = pendingKeyOf(id)
+  const uploadId = await deps.bucket.createMultipart(key, admitted.contentType)
   try {
-    const uploadId = await deps.bucket.createMultipart(row.key, d.type)
-    return { key: row.key, uploadId, id: row.id }
+    await deps.ledger.open({ ...admitted.record, id, uploadId })
   } catch (e) {
-    await deps.ledger.discard(row)
+    // If this abort fails too, the sweep aborts the upload no row owns after the expiry.
+    await deps.bucket.abort(key, uploadId).catch(() => {})
     throw e
   }
+  return { key, uploadId, id }
 }
 
 /**
- * Checks a declared upload against its category's limits and the caller's quota and rate, then
- * records it (its declared size reserved against the quota) under a key of the server's.
+ * Checks a declared upload against its category's limits and the caller's rate and open
+ * uploads; answers what to record of it (the ledger then reserves its declared size against the
+ * quota) and the type its pending object gets.
  */
-async function open(deps: DirectDeps, actor: Actor, d: Declared) {
+async function admit(deps: DirectDeps, actor: Actor, d: Declared) {
   const category = d.metadata.category
   const rule = deps.rules.get(category as UploadCategory)
   if (!rule)
@@ -139,7 +150,7 @@ async function open(deps: DirectDeps, actor: Actor, d: Declared) {
     if ((await deps.ledger.openOf(client)) >= concurrentUploads)
       throw new UeError('UE_RATE_LIMITED', { detail: 'concurrent uploads' })
   }
-  const row = await deps.ledger.open({
+  const record = {
     owner: actor.user,
     client,
     category: category as UploadCategory,
@@ -147,8 +158,8 @@ async function open(deps: DirectDeps, actor: Actor, d: Declared) {
     // Uppy does not send a file's size unless the page puts it in the meta: the limit is
     // reserved instead, and the ending refuses a file larger than what was reserved.
     size: size ?? rule.maxSize,
-  })
-  return { row, rule, size }
+  }
+  return { record, contentType: pendingContentType(record.category, ext) }
 }
 
 function declaredSize(value: unknown): number | undefined {
@@ -165,22 +176,19 @@ function declaredFromQuery(url: URL): Declared {
     const m = /^metadata\[([A-Za-z0-9_.-]{1,64})\]$/.exec(name)
     if (m) metadata[m[1] as string] = value
   }
-  return declared(url.searchParams.get('filename'), url.searchParams.get('type'), metadata)
+  return declared(url.searchParams.get('filename'), metadata)
 }
 
 async function declaredFromBody(request: Request, config: ServerConfig): Promise<Declared> {
   const body = await readJson(request, config)
   const metadata = isRecord(body.metadata) ? body.metadata : {}
-  return declared(body.filename, body.type, metadata)
+  return declared(body.filename, metadata)
 }
 
-function declared(filename: unknown, type: unknown, metadata: Record<string, unknown>): Declared {
+function declared(filename: unknown, metadata: Record<string, unknown>): Declared {
   if (typeof filename !== 'string' || filename.length === 0 || filename.length > 1024)
     throw new UeError('UE_VALIDATION_FAILED', { detail: 'filename' })
-  const mime =
-    typeof type === 'string' && type !== '' ? type.toLowerCase() : 'application/octet-stream'
-  if (!MIME.test(mime)) throw new UeError('UE_VALIDATION_FAILED', { detail: 'type' })
-  return { filename, type: mime, metadata }
+  return { filename, metadata }
 }
 
 /** Sign a part, list the parts, complete or abort: only the caller's own upload. */
@@ -193,6 +201,9 @@ async function onUpload(
   expires: number,
 ): Promise<unknown> {
   const row = await ownRow(deps, actor, url.searchParams.get('key'))
+  // Only the multipart upload the server started for this row: a part signed for another
+  // upload id (one of the same key the client got elsewhere) is never signed.
+  if (row.uploadId === null || row.uploadId !== call.uploadId) throw new UeError('UE_NOT_FOUND')
   const key = row.key
   switch (call.op) {
     case 'sign': {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import type { UploadCategory, UploadRow } from '../../db/upload-ledger.js'
 import { checkQuota } from '../../editor/store.js'
 import { CODES, UeError, type UeErrorCode } from '../../shared/errors.js'
@@ -7,7 +6,13 @@ import type { StorageKey } from '../../shared/types.js'
 import type { DirectBucket } from '../../storage/s3-direct.js'
 import { claimAndFinish, type UploadDeps } from '../finish.js'
 import type { UnfinishedBytes } from '../unfinished.js'
-import { DIRECT_FOLDER, directIdOfKey, pendingKeyOf } from './keys.js'
+import {
+  DIRECT_FOLDER,
+  directIdOfKey,
+  parsePendingRef,
+  pendingKeyOf,
+  pendingRefOf,
+} from './keys.js'
 import { abortOrphanMultiparts, removeDirectBytes } from './sweep.js'
 
 /** A direct upload as its ledger row records it. */
@@ -15,6 +20,8 @@ export interface DirectRow {
   id: string
   /** `.direct/<id>`: where the browser's bytes land. */
   key: StorageKey
+  /** The multipart upload the server started for it; null for a simple upload. */
+  uploadId: string | null
   owner: string | null
   client: string | null
   category: UploadCategory
@@ -31,10 +38,13 @@ export type Finished =
 /** What the signing routes need of the upload ledger, over the ledger and the one ending. */
 export interface DirectLedger {
   /**
-   * Records a new upload under a server key, its declared size reserved against the owner's
-   * quota; refuses (and forgets it) when that reservation does not fit.
+   * Records a new upload `id` (with the multipart upload already started for its key, if any),
+   * its declared size reserved against the owner's quota; refuses (and forgets it) when that
+   * reservation does not fit.
    */
   open(d: {
+    id: string
+    uploadId?: string
     owner: string | null
     client: string | null
     category: UploadCategory
@@ -56,7 +66,7 @@ export function createDirectLedger(deps: UploadDeps, o: { expiresMs: number }): 
   const { uploads } = deps
   const rowOf = (row: UploadRow): DirectRow => ({
     id: row.id,
-    key: row.storeRef as StorageKey,
+    ...parsePendingRef(row.storeRef),
     owner: row.owner,
     client: row.client,
     category: row.category,
@@ -68,13 +78,12 @@ export function createDirectLedger(deps: UploadDeps, o: { expiresMs: number }): 
     if (way) await way.remove(row.row)
   }
   return {
-    async open(d) {
-      const id = randomBytes(16).toString('base64url')
+    async open({ id, uploadId, ...d }) {
       const row = await uploads.create({
         id,
         via: 'direct',
         ...d,
-        storeRef: pendingKeyOf(id),
+        storeRef: pendingRefOf(pendingKeyOf(id), uploadId),
         expiresAt: Date.now() + o.expiresMs,
       })
       try {
@@ -127,10 +136,10 @@ export function directUnfinished(
   expiresMs: number,
 ): UnfinishedBytes {
   return {
-    remove: (row) => removeDirectBytes(bucket, storage, row.storeRef as StorageKey),
+    remove: (row) => removeDirectBytes(bucket, storage, parsePendingRef(row.storeRef)),
     // A simple upload never calls back: its bytes are complete once the object exists.
     async completed(row) {
-      const key = row.storeRef as StorageKey
+      const { key } = parsePendingRef(row.storeRef)
       return (await storage.stat(key)) ? { kind: 'object', key } : null
     },
     idOfKey: directIdOfKey,

@@ -3,17 +3,21 @@ import type { StorageDriver } from '../../storage/driver.js'
 import type { DirectBucket } from '../../storage/s3-direct.js'
 
 /**
- * Removes what an unfinished direct upload left in the bucket: its open multipart uploads
- * (with their parts) and its pending object. Idempotent.
+ * Removes what an unfinished direct upload left in the bucket: the one multipart upload its row
+ * records (with its parts), if any, and its pending object. The object goes even when the abort
+ * fails; nothing is listed, so a bucket that refuses listing multipart uploads still loses it.
+ * Idempotent.
  */
 export async function removeDirectBytes(
   bucket: DirectBucket,
   storage: StorageDriver,
-  key: StorageKey,
+  pending: { key: StorageKey; uploadId: string | null },
 ): Promise<void> {
-  for await (const open of bucket.openMultiparts(key))
-    if (open.key === key) await bucket.abort(open.key, open.uploadId)
-  await storage.delete(key)
+  try {
+    if (pending.uploadId !== null) await bucket.abort(pending.key, pending.uploadId)
+  } finally {
+    await storage.delete(pending.key)
+  }
 }
 
 /**

@@ -14,6 +14,7 @@ import { urlOf } from '../../shared/request-url.js'
 import { JSON_TYPE, safeJson } from '../../shared/respond.js'
 import type { FetchHandler } from '../../shared/types.js'
 import { claimAndFinish, type UploadDeps, uploadRuleFor } from '../finish.js'
+import { pendingContentType } from '../pending-type.js'
 import { answerOf, answerOfRow } from '../result-action.js'
 import { UPLOAD_ID } from './keys.js'
 import { parseUploadMetadata } from './metadata.js'
@@ -66,8 +67,13 @@ export function createTusRoute(o: {
   const { config } = deps
   const metrics = deps.metrics ?? noMetrics
   const corsOrigins = new Set(config.http.corsOrigins)
-  /** The ledger id each creation request was given, for tus's naming function. */
-  const assigned = new WeakMap<Request, string>()
+  /**
+   * What the route decided of each creation request, for tus's hooks: its ledger id and the
+   * type its object gets in a bucket.
+   */
+  const assigned = new WeakMap<Request, { id: string; contentType: string }>()
+  /** What went wrong in a request tus answered with an error, for `viaTus` to answer it. */
+  const failures = new WeakMap<Request, unknown>()
   /** Uploads whose ending ran inside a request that is still being answered, by store id. */
   const ended = new Map<string, Upload>()
   const endedBy = new WeakMap<object, string>()
@@ -78,15 +84,32 @@ export function createTusRoute(o: {
     maxSize: Math.max(...UPLOAD_CATEGORIES.map((c) => uploadRuleFor(deps.table, c).maxSize)),
     // A relative Location works behind any proxy that keeps the path.
     generateUrl: (_req, { path: at, id }) => `${at}/${place.ledgerIdOf(id) ?? ''}`,
-    getFileIdFromRequest: (_req, last) =>
-      last !== undefined && UPLOAD_ID.test(last) ? place.storeIdOf(last) : undefined,
+    // The path's last segment: tus would take it from the whole URL, a query token included.
+    getFileIdFromRequest: (req) => {
+      const last = new URL(req.url).pathname.split('/').pop() ?? ''
+      return UPLOAD_ID.test(last) ? place.storeIdOf(last) : undefined
+    },
     namingFunction: (req) => {
-      const id = assigned.get(req as Request)
+      const id = assigned.get(req as Request)?.id
       if (!id) throw new UeError('UE_INTERNAL', { detail: 'tus creation without a ledger row' })
       return place.storeIdOf(id)
     },
+    // The S3 store gives the assembled object the `contentType` (and `cacheControl`) of the
+    // metadata: the server's type, never one the client put there (`text/html` in a public bucket).
+    onUploadCreate: async (req, upload) => {
+      const { contentType: _type, cacheControl: _cache, ...metadata } = upload.metadata ?? {}
+      const decided = assigned.get(req as Request)
+      if (!decided)
+        throw new UeError('UE_INTERNAL', { detail: 'tus creation without a ledger row' })
+      return { metadata: { ...metadata, contentType: decided.contentType } }
+    },
     // CORS is the route's own (exact origins); tus would answer `*`.
     allowedOrigins: () => false,
+    // Kept for `viaTus`: tus would answer a store's failure with the store's own error text.
+    onResponseError: (req, err) => {
+      failures.set(req as Request, err)
+      return undefined
+    },
     onUploadFinish: async (req, upload) => {
       const id = place.ledgerIdOf(upload.id)
       const row = id ? await deps.uploads.get(id) : null
@@ -107,8 +130,24 @@ export function createTusRoute(o: {
     },
   })
 
+  /**
+   * tus's answer, except for a failure it would answer with a store's error text or as its own
+   * "aborted": a body the server's deadlines ended is their refusal (`UE_BODY_TIMEOUT`), one of
+   * the server's refusals is itself, and any other failure is `UE_STORAGE_FAILED` (its detail
+   * goes to the log only).
+   */
+  const viaTus = async (request: Request, watch?: BodyWatch): Promise<Response> => {
+    const answer = await tus.handleWeb(request)
+    if (!failures.has(request)) return answer
+    const failure = failures.get(request)
+    if (watch?.signal.aborted) throw watch.signal.reason
+    if (isUeError(failure)) throw failure
+    if (answer.status >= 500) throw new UeError('UE_STORAGE_FAILED', { cause: failure })
+    return answer
+  }
+
   /** The request tus reads: the same, with its body under the server's deadlines. */
-  const watched = (request: Request): { request: Request; stop(): void } => {
+  const watched = (request: Request): { request: Request; watch?: BodyWatch; stop(): void } => {
     if (!request.body) return { request, stop() {} }
     const watch = new BodyWatch(config.http, request.signal)
     const chunks = readBody(request, { maxBytes: Number.MAX_SAFE_INTEGER, watch })
@@ -123,19 +162,24 @@ export function createTusRoute(o: {
       },
     })
     const init = { method: request.method, headers: request.headers, body, duplex: 'half' }
-    return { request: new Request(request.url, init as RequestInit), stop: () => watch.stop() }
+    const tusRequest = new Request(request.url, init as RequestInit)
+    return { request: tusRequest, watch, stop: () => watch.stop() }
   }
 
   /** Through tus, counted as an upload in flight, under the per-client limits. */
-  const receive = async (request: Request, actor: Actor, id?: string): Promise<Response> => {
+  const receive = async (
+    request: Request,
+    actor: Actor,
+    creation?: { id: string; contentType: string },
+  ): Promise<Response> => {
     // The creation counts against the per-minute rate; each PATCH holds an in-flight slot only,
     // so a client sending small chunks is not refused halfway through a large file.
-    const release = await gate.admit(actor, request.signal, { rate: id !== undefined })
+    const release = await gate.admit(actor, request.signal, { rate: creation !== undefined })
     const uploadEnded = metrics.uploadStarted()
     const tusRequest = watched(request)
-    if (id) assigned.set(tusRequest.request, id)
+    if (creation) assigned.set(tusRequest.request, creation)
     try {
-      return await tus.handleWeb(tusRequest.request)
+      return await viaTus(tusRequest.request, tusRequest.watch)
     } finally {
       const storeId = endedBy.get(tusRequest.request)
       if (storeId) ended.delete(storeId)
@@ -163,8 +207,8 @@ export function createTusRoute(o: {
     const rule = uploadRuleFor(deps.table, category)
     if (size === 0) throw new UeError('UE_FILE_EMPTY')
     if (size > rule.maxSize) throw new UeError('UE_FILE_TOO_LARGE')
-    if (!rule.allowFiles.includes(claimedExtension(filename)))
-      throw new UeError('UE_TYPE_NOT_ALLOWED')
+    const ext = claimedExtension(filename)
+    if (!rule.allowFiles.includes(ext)) throw new UeError('UE_TYPE_NOT_ALLOWED')
     await checkQuota(deps, actor, size)
     const id = randomBytes(16).toString('base64url')
     const now = Date.now()
@@ -190,7 +234,7 @@ export function createTusRoute(o: {
     try {
       // Again with the row in: two creations at once on two nodes cannot both pass.
       await checkQuota(deps, actor, 0)
-      answer = await receive(request, actor, id)
+      answer = await receive(request, actor, { id, contentType: pendingContentType(category, ext) })
     } catch (e) {
       await forget()
       throw e
@@ -216,7 +260,7 @@ export function createTusRoute(o: {
 
   const handle = async (request: Request): Promise<Response> => {
     // Discovery (a preflight never gets here: the route's CORS answers it).
-    if (request.method === 'OPTIONS') return tus.handleWeb(request)
+    if (request.method === 'OPTIONS') return viaTus(request)
     const url = urlOf(request)
     const principal = await deps.auth.authenticate(request, url)
     const actor: Actor = { ...principal, address: requestInfo(request)?.remoteAddress }
@@ -241,14 +285,18 @@ export function createTusRoute(o: {
     if (request.method === 'DELETE') {
       // Claimed first, so no ending can start on bytes about to go.
       if (!(await deps.uploads.claim(row.id))) throw new UeError('UE_CONFLICT')
-      const answer = await tus.handleWeb(request)
-      await place.remove(row)
-      await deps.uploads.remove(row.id)
+      let answer: Response
+      try {
+        answer = await viaTus(request)
+      } finally {
+        await place.remove(row)
+        await deps.uploads.remove(row.id)
+      }
       return answer.status === 404
         ? new Response(null, { status: 204, headers: answer.headers })
         : answer
     }
-    return tus.handleWeb(request)
+    return viaTus(request)
   }
 
   const handler: FetchHandler = async (request) => {
