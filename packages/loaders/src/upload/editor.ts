@@ -1,3 +1,4 @@
+import { isBlob } from './blob.js'
 import type {
   EditorUploadCallback,
   UploadCategory,
@@ -12,12 +13,11 @@ export interface EditorFile {
   type: string
 }
 
-const isBlob = (v: unknown): v is Blob => typeof Blob !== 'undefined' && v instanceof Blob
-
 /**
  * The native bytes of what the editor passed: a File (simple upload, paste), a nameless Blob
  * (scrawl), or WebUploader's block object (the dialogs: `block.file.source.source`, or the
- * bytes as `block.blob.source`). A Blob without a name is named after its type (`scrawl.png`).
+ * bytes as `block.blob.source`), from this window or another (the dialogs' iframe). A Blob
+ * without a name is named after its type (`scrawl.png`).
  */
 export function editorFile(input: unknown, from: string): EditorFile {
   let blob: Blob | undefined

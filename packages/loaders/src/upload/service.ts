@@ -111,6 +111,8 @@ function directOptions(o: UploadServiceOptions, retryDelays: number[]) {
   }
 }
 
+/** The message of an error from any window (a token function may live in another frame). */
 function messageOf(e: unknown): string {
-  return e instanceof Error && e.message ? e.message : 'upload failed'
+  const message = typeof e === 'object' && e !== null ? (e as { message?: unknown }).message : ''
+  return typeof message === 'string' && message !== '' ? message : 'upload failed'
 }

@@ -1,3 +1,5 @@
+import { isBlob } from './blob.js'
+
 /** One answer of `send`. */
 export interface SentAnswer {
   status: number
@@ -62,7 +64,7 @@ async function sendWithFetch(r: SendRequest, fetchImpl: typeof fetch): Promise<S
     signal: r.signal,
   })
   const body = await response.text()
-  r.onProgress?.(r.body instanceof Blob ? r.body.size : Number.MAX_SAFE_INTEGER)
+  r.onProgress?.(isBlob(r.body) ? r.body.size : Number.MAX_SAFE_INTEGER)
   return { status: response.status, body, header: (name) => response.headers.get(name) }
 }
 

@@ -133,6 +133,23 @@ describe('the file inside what the editor passes', () => {
     assert.equal(f.name, 'clip.mp4')
   })
 
+  test('a File or Blob of another window is taken by its shape, not by this window’s class', () => {
+    // What the dialogs' iframe hands over: tagged File, but no instance of this window's Blob.
+    const tagged = {
+      [Symbol.toStringTag]: 'File',
+      name: 'photo.png',
+      type: 'image/png',
+      size: 4,
+      slice: () => new Blob(),
+    }
+    assert.ok(!((tagged as unknown) instanceof Blob))
+    const f = editorFile({ file: { name: 'photo.png', source: { source: tagged } } }, 'image')
+    assert.equal(f.blob, tagged)
+    const shaped = { type: 'video/mp4', size: 2, slice: () => null, arrayBuffer: () => null }
+    assert.equal(editorFile(shaped, 'upload').blob, shaped)
+    assert.equal(editorFile(tagged, 'paste').name, 'photo.png')
+  })
+
   test('nothing usable is an error', () => {
     assert.throws(() => editorFile({ file: { name: 'x' } }, 'image'), /no file/)
     assert.throws(() => editorFile(undefined, 'image'), /no file/)

@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { after, before, describe, type TestContext, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
-import type { Page, Route } from 'playwright-core'
+import type { Frame, Page, Route } from 'playwright-core'
+import type { ServerConfigInput } from '../../src/config/schema.js'
 import { launchChromium } from '../helpers/chromium.js'
-import { MP4, png } from '../helpers/fixtures.js'
+import { MP3, MP4, PDF, png } from '../helpers/fixtures.js'
 import { type RunningS3rver, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 const USER_TOKEN = 'uploader-token-0123456789abcdef'
 const MB5 = 5 * 1024 * 1024
@@ -29,10 +34,17 @@ window.standIn = {
   bytes(base64) {
     return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))
   },
+  /** From now on, files are made by another frame's window, as the editing area's and dialogs' are. */
+  async useFrameRealm() {
+    const frame = document.createElement('iframe')
+    document.body.appendChild(frame)
+    this.realm = frame.contentWindow
+  },
   /** The editor's file argument for each way in. */
   fileFor(from, base64, name, type, lastModified) {
-    const native = new File([this.bytes(base64)], name, { type, lastModified })
-    if (from === 'scrawl') return new Blob([this.bytes(base64)], { type: 'image/png' })
+    const realm = this.realm || window
+    const native = new realm.File([this.bytes(base64)], name, { type, lastModified })
+    if (from === 'scrawl') return new realm.Blob([this.bytes(base64)], { type: 'image/png' })
     if (from === 'upload' || from === 'paste') return native
     // WebUploader's block: the native File two levels down, the bytes also as blob.source.
     return { file: { id: 'WU_FILE_0', name, type, size: native.size, source: { source: native } }, blob: { source: native } }
@@ -122,6 +134,7 @@ async function openStandIn(page: Page, srv: TestServer, extra: Record<string, un
 interface StandIn {
   standIn: {
     start(serverUrl: string, token: string, extra: unknown): Promise<void>
+    useFrameRealm(): Promise<void>
     run(...args: unknown[]): Promise<Ran>
     shown(src: string): Promise<number>
   }
@@ -204,6 +217,198 @@ async function imageAndVideoThroughEveryEntry(
   assert.ok((await served(srv, ran.inserted?.src as string)).equals(clip))
 }
 
+// Tests run from packages/server/dist/tests/browser; the docs live at the repository root.
+const repoPath = (path: string) => fileURLToPath(new URL(`../../../../../${path}`, import.meta.url))
+
+/** The page snippet of docs/uploads.md, verbatim. */
+async function docsSnippet(): Promise<string> {
+  const doc = await readFile(repoPath('docs/uploads.md'), 'utf8')
+  const section = doc.slice(doc.indexOf('## UEditor Plus page snippet'))
+  const block = /```html\n([\s\S]*?)```/.exec(section)?.[1]
+  assert.ok(block?.includes('uploadService('), 'docs/uploads.md has the page snippet')
+  return block as string
+}
+
+/**
+ * Stand-ins for the built editor's two scripts, with what the dialogs rely on: `UE.getEditor`
+ * keeps the page's options, loads the config answer over them (same origin: XHR with
+ * `serverHeaders`), registers the instance in `UE.instants`, hands the dialogs
+ * `getOpt('uploadService').upload`, which calls the page's `uploadServiceUpload`, and opens a
+ * dialog as UEditor Plus does: its own page from `dialogs/<name>/<name>.html` in an iframe.
+ */
+const EDITOR_CONFIG_JS = `window.UEDITOR_CONFIG = { UEDITOR_HOME_URL: '/ueditor-plus/', serverHeaders: {} }\n`
+const EDITOR_ALL_JS = `window.UE = {
+  instants: {},
+  getEditor: function (id, options) {
+    var opts = Object.assign({}, window.UEDITOR_CONFIG, options)
+    var editor = {
+      uid: Object.keys(UE.instants).length,
+      options: opts,
+      getOpt: function (key) { return opts[key] },
+    }
+    opts.uploadService = {
+      upload: function (type, file, callback, option) {
+        opts.uploadServiceUpload(type, file, callback, option)
+      },
+    }
+    UE.instants['ueditorInstant' + editor.uid] = editor
+    editor.configLoaded = fetch(opts.serverUrl + '?action=config&&noCache=' + Date.now(), {
+      headers: opts.serverHeaders,
+    })
+      .then(function (res) { return res.json() })
+      .then(function (config) { Object.assign(opts, config) })
+    editor.openDialog = function (name) {
+      var frame = document.createElement('iframe')
+      frame.name = name
+      frame.src = opts.UEDITOR_HOME_URL + 'dialogs/' + name + '/' + name + '.html'
+      document.body.appendChild(frame)
+      return new Promise(function (resolve) { frame.onload = resolve })
+    }
+    window.standInEditor = editor
+    return editor
+  },
+}
+`
+
+/**
+ * A dialog page (image, video, audio, attachment), run in its iframe like UEditor Plus's: the
+ * editor comes from the parent page (as the dialogs' internal.js takes it), the file from the
+ * dialog's own file input, so it is a File of the iframe's realm. WebUploader wraps it in its
+ * block, and with `uploadServiceEnable` its `customUpload` passes the block on with
+ * `{ from: <dialog> }`; a success is read back through `{ _raw }` like the server's own answer,
+ * an error shows "上传失败，请重试".
+ */
+const DIALOG_HTML = `<!doctype html><meta charset="utf-8"><title>dialog</title>
+<input type="file" id="picker"><ul id="queue"></ul>
+<script>
+var editor = parent.UE.instants['ueditorInstant0']
+var type = location.pathname.split('/').slice(-2)[0]
+var prefixKey = { image: 'imageUrlPrefix', video: 'videoUrlPrefix', audio: 'audioUrlPrefix', attachment: 'fileUrlPrefix' }[type]
+window.uploads = []
+document.getElementById('picker').onchange = function () {
+  var native = this.files[0]
+  var block = {
+    file: { id: 'WU_FILE_' + uploads.length, name: native.name, type: native.type, size: native.size,
+      source: { ruid: 'rt_rt_0', source: native } },
+    blob: { source: native },
+  }
+  var record = { sameRealmAsPage: native instanceof parent.Blob, progress: [], ending: null, shown: null, url: null }
+  uploads.push(record)
+  editor.getOpt('uploadService').upload(type, block, {
+    success: function (res) {
+      record.ending = 'success'
+      var json = JSON.parse({ _raw: JSON.stringify(res) }._raw)
+      if (json.state === 'SUCCESS') record.url = editor.getOpt(prefixKey) + json.url
+      else record.shown = json.state
+    },
+    error: function (message) {
+      record.ending = 'error'
+      record.shown = '上传失败，请重试'
+      record.message = String(message)
+    },
+    progress: function (p) { record.progress.push(p) },
+  }, { from: type })
+}
+</script>`
+
+interface DialogUpload {
+  sameRealmAsPage: boolean
+  progress: number[]
+  ending: string | null
+  shown: string | null
+  url: string | null
+  message?: string
+}
+
+/**
+ * A site folder for `site.dir`: the page of docs/uploads.md as `index.html`, and the stand-in
+ * editor in `ueditor-plus/` with its four upload dialogs.
+ */
+async function editorSite(t: TestContext): Promise<string> {
+  const dir = await tempDir(t, 'ueditor-dialogs-')
+  const snippet = await docsSnippet()
+  const page = `<!doctype html><meta charset="utf-8"><title>editor</title>\n<div id="editor"></div>\n${snippet}`
+  await writeFile(join(dir, 'index.html'), page)
+  await mkdir(join(dir, 'ueditor-plus'))
+  await writeFile(join(dir, 'ueditor-plus', 'ueditor.config.js'), EDITOR_CONFIG_JS)
+  await writeFile(join(dir, 'ueditor-plus', 'ueditor.all.js'), EDITOR_ALL_JS)
+  for (const name of ['image', 'video', 'audio', 'attachment']) {
+    await mkdir(join(dir, 'ueditor-plus', 'dialogs', name), { recursive: true })
+    await writeFile(join(dir, 'ueditor-plus', 'dialogs', name, `${name}.html`), DIALOG_HTML)
+  }
+  return dir
+}
+
+/** The docs' page, opened with the user's token in sessionStorage, once the config is in. */
+async function docsSnippetPage(t: TestContext, srv: TestServer): Promise<Page | null> {
+  const browser = await launchChromium(t)
+  if (!browser) return null
+  const page = await browser.newPage()
+  await page.addInitScript((token) => sessionStorage.setItem('editor-token', token), USER_TOKEN)
+  await page.goto(`${srv.url}/`)
+  await page.evaluate(() => (window as unknown as EditorPage).standInEditor.configLoaded)
+  return page
+}
+
+interface EditorPage {
+  standInEditor: { configLoaded: Promise<void>; openDialog(name: string): Promise<void> }
+}
+
+/** Opens the dialog, picks the file in its file input, and waits for the editor's ending. */
+async function uploadThroughDialog(
+  page: Page,
+  dialog: 'image' | 'video' | 'audio' | 'attachment',
+  file: { name: string; mimeType: string; buffer: Buffer },
+): Promise<DialogUpload> {
+  let frame: Frame | null = page.frame({ name: dialog })
+  if (!frame) {
+    await page.evaluate(
+      (name) => (window as unknown as EditorPage).standInEditor.openDialog(name),
+      dialog,
+    )
+    frame = page.frame({ name: dialog })
+  }
+  assert.ok(frame, `the ${dialog} dialog is open`)
+  const index = await frame.evaluate(
+    () => (window as unknown as { uploads: unknown[] }).uploads.length,
+  )
+  await frame.setInputFiles('#picker', file)
+  await frame.waitForFunction(
+    (i) => (window as unknown as { uploads: DialogUpload[] }).uploads[i]?.ending != null,
+    index,
+    { timeout: 30_000 },
+  )
+  return frame.evaluate(
+    (i) => (window as unknown as { uploads: DialogUpload[] }).uploads[i],
+    index,
+  ) as Promise<DialogUpload>
+}
+
+/**
+ * A file through each of the four dialogs: each is a File of the dialog's realm, each ends in
+ * one success, and the URL the dialog would insert serves the file (the image re-encoded).
+ */
+async function everyDialog(srv: TestServer, page: Page): Promise<void> {
+  const clip = Buffer.concat([MP4, randomBytes(64 * 1024)])
+  const files = [
+    ['image', { name: 'dialog photo.png', mimeType: 'image/png', buffer: png(40, 30) }],
+    ['video', { name: 'clip.mp4', mimeType: 'video/mp4', buffer: clip }],
+    ['audio', { name: 'song.mp3', mimeType: 'audio/mpeg', buffer: MP3 }],
+    ['attachment', { name: 'report.pdf', mimeType: 'application/pdf', buffer: PDF }],
+  ] as const
+  for (const [dialog, file] of files) {
+    const done = await uploadThroughDialog(page, dialog, file)
+    assert.equal(done.sameRealmAsPage, false, `${dialog}: the File comes from the dialog's realm`)
+    assert.equal(done.ending, 'success', `${dialog}: ${done.message ?? done.shown}`)
+    assert.equal(done.shown, null)
+    assert.equal(done.progress[0], 0)
+    assert.equal(done.progress.at(-1), 1)
+    const bytes = await served(srv, done.url as string)
+    if (dialog === 'image') assert.ok(bytes.subarray(1, 4).equals(Buffer.from('PNG')), 'a PNG')
+    else assert.ok(bytes.equals(file.buffer), `${dialog}: the stored bytes are the file's`)
+  }
+}
+
 describe('uploadService() in Chromium, called the way UEditor Plus calls uploadServiceUpload', () => {
   test('without tus or direct, every entry falls back to the multipart POST and the image is displayed', async (t) => {
     const srv = await startTestServer(t, {
@@ -224,6 +429,17 @@ describe('uploadService() in Chromium, called the way UEditor Plus calls uploadS
       '?action=image',
       '?action=video',
     ])
+  })
+
+  test('every entry takes a File or Blob made by another frame, as the editing area and the dialogs make them', async (t) => {
+    const srv = await startTestServer(t, {
+      auth: { tokens: [`alice:${USER_TOKEN}`] },
+      tus: { enabled: false },
+    })
+    const page = await standInEditor(t, srv)
+    if (!page) return
+    await page.evaluate(() => (window as unknown as StandIn).standIn.useFrameRealm())
+    await imageAndVideoThroughEveryEntry(srv, page, { chunked: false })
   })
 
   test('a pasted PDF goes to the file action, and a refusal reaches the editor as one error', async (t) => {
@@ -248,6 +464,44 @@ describe('uploadService() in Chromium, called the way UEditor Plus calls uploadS
     assert.deepEqual(disguised.endings, ['error'])
     assert.ok(disguised.message && disguised.message.length > 0)
     assert.equal(disguised.inserted, null)
+  })
+})
+
+describe("uploadService() in Chromium, from the dialogs in their own iframes (the docs' page snippet)", () => {
+  test("without tus or direct, a File from each dialog's iframe goes in one multipart POST to its action", async (t) => {
+    const srv = await startTestServer(t, {
+      auth: { tokens: [`alice:${USER_TOKEN}`] },
+      tus: { enabled: false },
+      site: { dir: await editorSite(t) },
+    })
+    const page = await docsSnippetPage(t, srv)
+    if (!page) return
+    const sent: string[] = []
+    page.on('request', (r) => {
+      if (r.method() === 'POST') sent.push(new URL(r.url()).search)
+    })
+    await everyDialog(srv, page)
+    assert.deepEqual(sent, ['?action=image', '?action=video', '?action=audio', '?action=file'])
+  })
+
+  test("with tus, a File from each dialog's iframe is sent with tus", async (t) => {
+    const srv = await startTestServer(t, {
+      auth: { tokens: [`alice:${USER_TOKEN}`] },
+      site: { dir: await editorSite(t) },
+    })
+    const page = await docsSnippetPage(t, srv)
+    if (!page) return
+    const sent: string[] = []
+    page.on('request', (r) => {
+      const url = new URL(r.url())
+      if (r.method() === 'POST' || r.method() === 'PATCH')
+        sent.push(`${r.method()} ${url.pathname.replace(/\/tus\/.+$/, '/tus/<id>')}`)
+    })
+    await everyDialog(srv, page)
+    assert.deepEqual(
+      sent.filter((r) => r.startsWith('POST')),
+      Array(4).fill('POST /tus'),
+    )
   })
 })
 
@@ -373,11 +627,15 @@ describe('uploadService() in Chromium, straight to the bucket (s3rver)', () => {
     await s3.close()
   })
 
-  async function startOnS3(t: TestContext): Promise<{ srv: TestServer; bucket: string }> {
+  async function startOnS3(
+    t: TestContext,
+    extra: ServerConfigInput = {},
+  ): Promise<{ srv: TestServer; bucket: string }> {
     const bucket = await s3.createBucket()
     const srv = await startTestServer(t, {
       auth: { tokens: [`alice:${USER_TOKEN}`] },
       storage: s3.storageConfig(bucket),
+      ...extra,
     })
     await s3.allowOrigins(bucket, [srv.url])
     return { srv, bucket }
@@ -434,6 +692,18 @@ describe('uploadService() in Chromium, straight to the bucket (s3rver)', () => {
       [...keys].sort(),
       'the refused file left nothing in the bucket',
     )
+  })
+
+  test("from the docs' page snippet, a File from each dialog's iframe goes to the bucket in one signed POST", async (t) => {
+    const { srv } = await startOnS3(t, { site: { dir: await editorSite(t) } })
+    const page = await docsSnippetPage(t, srv)
+    if (!page) return
+    const toBucket: string[] = []
+    page.on('request', (r) => {
+      if (new URL(r.url()).origin === s3.endpoint && r.method() === 'POST') toBucket.push(r.url())
+    })
+    await everyDialog(srv, page)
+    assert.equal(toBucket.length, 4)
   })
 
   test('a multipart upload cut off midway continues after a reload from the parts the bucket holds', async (t) => {

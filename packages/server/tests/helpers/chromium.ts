@@ -32,11 +32,24 @@ export async function launchChromium(t: TestContext): Promise<Browser | null> {
   return browser
 }
 
-/** A blank editor page on its own loopback origin, as a CMS would serve it. */
-export async function startPageOrigin(t: TestContext): Promise<string> {
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-    res.end('<!doctype html><title>editor page</title>')
+/** A file the page origin serves: its type and body. */
+export interface PageFile {
+  type: string
+  body: string
+}
+
+/**
+ * An editor page on its own loopback origin, as a CMS would serve it: `files` by path, and a
+ * blank page for any other path.
+ */
+export async function startPageOrigin(
+  t: TestContext,
+  files: Record<string, PageFile> = {},
+): Promise<string> {
+  const server = createServer((req, res) => {
+    const file = files[new URL(req.url ?? '/', 'http://page.invalid').pathname]
+    res.writeHead(200, { 'content-type': file?.type ?? 'text/html; charset=utf-8' })
+    res.end(file?.body ?? '<!doctype html><title>editor page</title>')
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))

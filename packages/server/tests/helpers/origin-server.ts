@@ -12,7 +12,7 @@ export interface OriginRequest {
 
 export interface OriginServer {
   readonly port: number
-  /** `127.0.0.1:PORT`, as `catcher.allowHosts` wants it. */
+  /** `127.0.0.1:PORT` (or its other address), as `catcher.allowHosts` wants it. */
   readonly host: string
   url(path: string): string
   readonly requests: OriginRequest[]
@@ -53,7 +53,7 @@ export async function originImages(): Promise<OriginImages> {
 }
 
 /**
- * A fixture image server on 127.0.0.1 standing in for the internet (the test allow-lists it, or
+ * A fixture image server on 127.0.0.1 (or another loopback address) standing in for the internet (the test allow-lists it, or
  * routes "public" addresses to it with a stub connector). Routes:
  *
  * - `/a.png`, `/photo.jpg`, `/anim.gif`, `/pic.webp`: images with their real types
@@ -72,6 +72,8 @@ export async function originImages(): Promise<OriginImages> {
 export async function startOriginServer(
   t: { after(fn: () => Promise<void>): void },
   images: OriginImages,
+  /** Another loopback address (127.0.0.2) is a host no default `catcherLocalDomain` names. */
+  address = '127.0.0.1',
 ): Promise<OriginServer> {
   const requests: OriginRequest[] = []
   let connections = 0
@@ -168,7 +170,7 @@ export async function startOriginServer(
   server.on('connection', () => {
     connections++
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(0, address, resolve))
   const { port } = server.address() as AddressInfo
   t.after(async () => {
     server.closeAllConnections()
@@ -176,8 +178,8 @@ export async function startOriginServer(
   })
   return {
     port,
-    host: `127.0.0.1:${port}`,
-    url: (path) => `http://127.0.0.1:${port}${path}`,
+    host: `${address}:${port}`,
+    url: (path) => `http://${address}:${port}${path}`,
     requests,
     paths: () => requests.map((r) => r.path),
     connections: () => connections,

@@ -3,9 +3,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, type TestContext, test } from 'node:test'
+import { isDeepStrictEqual } from 'node:util'
 import { loadConfig } from '../../src/config/load.js'
 import { publicEditorConfig } from '../../src/config/public.js'
 import type { ServerConfigInput } from '../../src/config/schema.js'
+import { withoutCapture } from '../../src/editor/actions/config.js'
 import { startServer } from '../../src/standalone/serve.js'
 import { png } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
@@ -32,13 +34,27 @@ interface ConfigAnswer {
   [key: string]: unknown
 }
 
-/** The answer over XHR, checked to be the same object the JSONP answer wraps. */
-async function configAnswer(url: string): Promise<ConfigAnswer> {
-  const plain = (await (await fetch(`${url}/ueditor?action=config&&noCache=1`)).json()) as object
-  const text = await (await fetch(`${url}/ueditor?action=config&callback=bd__editor__cfg`)).text()
+/** The answer over JSONP (`query` is the rest of the editor's `serverUrl` query). */
+async function jsonpConfigAnswer(url: string, query = ''): Promise<ConfigAnswer> {
+  const text = await (
+    await fetch(`${url}/ueditor?${query}action=config&callback=bd__editor__cfg`)
+  ).text()
   const wrapped = /^\/\*\*\/bd__editor__cfg\((.*)\);$/s.exec(text)
   assert.ok(wrapped, text.slice(0, 80))
-  assert.deepEqual(JSON.parse(wrapped[1] as string), plain)
+  return JSON.parse(wrapped[1] as string) as ConfigAnswer
+}
+
+/**
+ * The answer over XHR, checked to be the object the JSONP answer wraps, where that one may
+ * turn capture off (when a JSONP catch would be refused).
+ */
+async function configAnswer(url: string): Promise<ConfigAnswer> {
+  const plain = (await (await fetch(`${url}/ueditor?action=config&&noCache=1`)).json()) as object
+  const wrapped = await jsonpConfigAnswer(url)
+  assert.ok(
+    isDeepStrictEqual(wrapped, plain) || isDeepStrictEqual(wrapped, withoutCapture({ ...plain })),
+    'the JSONP answer is the XHR answer, with or without capture',
+  )
   return plain as ConfigAnswer
 }
 
@@ -91,7 +107,7 @@ describe('catcherLocalDomain in the config answer', () => {
     const own = await uploadImage(srv)
     assert.match(own, /^https:\/\/ue\.example\.com\/uploads\/image\//)
     assert.equal(editorSendsToCatch(own, config.catcherLocalDomain), false)
-    // An image from elsewhere is still captured.
+    // An image from elsewhere is still sent to catch (where catch is answered, see below).
     assert.equal(
       editorSendsToCatch('https://news.example.net/photo.jpg', config.catcherLocalDomain),
       true,
@@ -185,6 +201,111 @@ describe('catcherLocalDomain in the config answer', () => {
       UEDITOR_PUBLIC_URL: 'https://ue.example.com/uploads/',
     })
     assert.deepEqual((await configAnswer(own.url)).catcherLocalDomain, ['ue.example.com'])
+  })
+})
+
+/** The first entry of a JSONP catch of `source`, sent with the editor's `serverUrl` query. */
+async function jsonpCatch(url: string, query: string, source: string) {
+  const text = await (
+    await fetch(
+      `${url}/ueditor?${query}source%5B%5D=${encodeURIComponent(source)}&action=catch&callback=bd__editor__c1`,
+    )
+  ).text()
+  const wrapped = /^\/\*\*\/bd__editor__c1\((.*)\);$/s.exec(text)
+  assert.ok(wrapped, text.slice(0, 80))
+  return (JSON.parse(wrapped[1] as string) as { list: { state: string; code?: string }[] }).list[0]
+}
+
+const CATCH_TOKEN = 'catch-token-0123456789abcdef'
+/** Refusals of a JSONP catch before anything is fetched: the JSONP rule or its credential. */
+const REFUSED_BEFORE_CATCH = ['UE_REMOTE_JSONP_DISABLED', 'UE_UNAUTHORIZED', 'UE_FORBIDDEN']
+
+describe('capture over JSONP in the config answer', () => {
+  test('with the README cross-origin settings, the JSONP answer turns capture off and leaves every remote picture to the page', async (t) => {
+    const srv = await startWithEnv(t, {
+      UEDITOR_CORS_ORIGINS: `https://${PAGE_HOST}`,
+      UEDITOR_PUBLIC_URL: 'https://ue.example.com/uploads/',
+    })
+    const plain = await configAnswer(srv.url)
+    const jsonp = await jsonpConfigAnswer(srv.url)
+    assert.equal(jsonp.catchRemoteImageEnable, false)
+    assert.equal(plain.catchRemoteImageEnable, undefined, 'the XHR answer leaves it to the page')
+    for (const src of [
+      'https://news.example.net/photo.jpg',
+      'http://203.0.113.9:8080/a.png',
+      'ftp://files.example.org/b.gif',
+      'HTTP://EXAMPLE.COM/C.PNG',
+    ])
+      assert.equal(editorSendsToCatch(src, jsonp.catcherLocalDomain), false, src)
+    // The rest of the answer is the XHR one.
+    assert.deepEqual(
+      { ...jsonp, catchRemoteImageEnable: undefined, catcherLocalDomain: undefined },
+      { ...plain, catchRemoteImageEnable: undefined, catcherLocalDomain: undefined },
+    )
+  })
+
+  test('capture stays on over JSONP exactly where the editor’s JSONP catch is answered', async (t) => {
+    const hook = { authorize: () => ({ user: 'alice' }) }
+    const setups: [string, ServerConfigInput, string, typeof hook | undefined][] = [
+      ['mode none, catch not over JSONP', {}, '', undefined],
+      [
+        'mode none, catch over JSONP',
+        { http: { jsonpActions: ['config', 'list', 'catch'] } },
+        '',
+        undefined,
+      ],
+      [
+        'tokens, the token in the serverUrl query',
+        { auth: { tokens: [`alice:${CATCH_TOKEN}`], queryParam: 'token' } },
+        `token=${CATCH_TOKEN}&`,
+        undefined,
+      ],
+      [
+        'tokens, catch over JSONP but no token in the query',
+        {
+          auth: { tokens: [`alice:${CATCH_TOKEN}`] },
+          http: { jsonpActions: ['config', 'list', 'catch'] },
+        },
+        '',
+        undefined,
+      ],
+      [
+        'the hook, catch over JSONP',
+        { http: { jsonpActions: ['config', 'list', 'catch'] } },
+        '',
+        hook,
+      ],
+      [
+        'the hook, catch over JSONP and auth.hookJsonp',
+        { auth: { hookJsonp: true }, http: { jsonpActions: ['config', 'list', 'catch'] } },
+        '',
+        hook,
+      ],
+    ]
+    const seen: string[] = []
+    for (const [name, config, query, options] of setups) {
+      const srv = await startTestServer(t, config, options ?? {})
+      const jsonp = await jsonpConfigAnswer(srv.url, query)
+      const captureOn = jsonp.catchRemoteImageEnable !== false
+      // A loopback source: a catch that is answered stops at the local-domain rule.
+      const entry = await jsonpCatch(srv.url, query, 'http://127.0.0.1/x.png')
+      const answered = !REFUSED_BEFORE_CATCH.includes(entry?.code ?? '')
+      assert.equal(captureOn, answered, `${name}: capture ${captureOn}, catch ${entry?.code}`)
+      assert.equal(
+        editorSendsToCatch('https://news.example.net/photo.jpg', jsonp.catcherLocalDomain),
+        captureOn,
+        name,
+      )
+      seen.push(`${name}: ${captureOn ? 'on' : 'off'}`)
+    }
+    assert.deepEqual(seen, [
+      'mode none, catch not over JSONP: off',
+      'mode none, catch over JSONP: on',
+      'tokens, the token in the serverUrl query: on',
+      'tokens, catch over JSONP but no token in the query: off',
+      'the hook, catch over JSONP: off',
+      'the hook, catch over JSONP and auth.hookJsonp: on',
+    ])
   })
 })
 
