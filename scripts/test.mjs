@@ -13,6 +13,15 @@ const files = roots
   )
   .filter((f) => f.endsWith('.test.js'))
   .sort()
-const args = ['--test', '--enable-source-maps', '--test-concurrency=2', ...files]
+// A deadline for each test file (Node 20's runner applies --test-timeout to a whole file; on
+// later lines, to each test): a file that hangs fails with its name instead of stalling the run.
+const TEST_TIMEOUT_MS = 600_000
+const args = [
+  '--test',
+  '--enable-source-maps',
+  '--test-concurrency=2',
+  `--test-timeout=${TEST_TIMEOUT_MS}`,
+  ...files,
+]
 const { status, signal } = spawnSync(process.execPath, args, { stdio: 'inherit' })
 process.exit(status ?? (signal ? 1 : 0))
