@@ -5,12 +5,15 @@
 # headers (npm_config_nodedir) so both SQLite engines are tested where both apply (before
 # Node 24: better-sqlite3 12 aborts at exit on 24+, where node:sqlite is used); the machine's build is
 # put back at the end for the final run on the machine's Node. Each line's full test log is
-# kept in the cache folder (test-<line>.log).
+# kept in the cache folder (test-<line>.log). UEDITOR_CI_NODE_SUITES names the server's test
+# folders to run there (all of both packages when empty).
 #   UEDITOR_CI_NODE_LINES="22 24 26" .ci/node-matrix.sh
+#   UEDITOR_CI_NODE_LINES=26 UEDITOR_CI_NODE_SUITES="storage db uploads http" .ci/node-matrix.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 lines="${UEDITOR_CI_NODE_LINES:-22 24 26}"
+read -r -a suites <<<"${UEDITOR_CI_NODE_SUITES:-}"
 arch="$(node -p 'process.arch')"
 # The Node binaries stay here after the run (.ci/run uses the newest for the install smoke).
 cache="${UEDITOR_CI_NODE_CACHE:-${TMPDIR:-/tmp}/ueditor-ci-node}"
@@ -42,7 +45,8 @@ for line in $lines; do
       npm rebuild better-sqlite3 --foreground-scripts >"$work/rebuild-$line.log" 2>&1 ||
         { cat "$work/rebuild-$line.log"; exit 1; }
     fi
-    npm test >"$cache/test-$line.log" 2>&1 ||
+    npm run build --silent >/dev/null
+    node scripts/test.mjs "${suites[@]}" >"$cache/test-$line.log" 2>&1 ||
       { grep -E -A30 '^ *(not ok|✖)' "$cache/test-$line.log" | head -n 300; exit 1; }
   )
   # TAP (Node 22) or spec (Node 24+) summary lines.

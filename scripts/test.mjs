@@ -6,13 +6,23 @@ import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 
-const roots = ['packages/server/dist/tests', 'packages/loaders/dist/tests']
+//
+//   node scripts/test.mjs                    # every suite (what `npm test` runs)
+//   node scripts/test.mjs storage db http    # only the server's suites in those folders
+const suites = process.argv.slice(2)
+const roots = suites.length
+  ? suites.map((suite) => join('packages/server/dist/tests', suite))
+  : ['packages/server/dist/tests', 'packages/loaders/dist/tests']
 const files = roots
   .flatMap((root) =>
     readdirSync(root, { recursive: true, encoding: 'utf8' }).map((f) => join(root, f)),
   )
   .filter((f) => f.endsWith('.test.js'))
   .sort()
+if (files.length === 0) {
+  console.error(`no test files under ${roots.join(', ')}`)
+  process.exit(1)
+}
 // A deadline for each test file (Node 20's runner applies --test-timeout to a whole file; on
 // later lines, to each test): a file that hangs fails with its name instead of stalling the run.
 const TEST_TIMEOUT_MS = 600_000
