@@ -524,7 +524,11 @@ describe('a custom header name', () => {
     for (let round = 0; round < 3; round++)
       for (const headers of blanks) {
         const answer = await uploadFile(srv, headers, { query: round === 2 ? '&token=' : '' })
-        assert.equal(answer.status, 401, `${JSON.stringify(headers)} ${JSON.stringify(answer.body)}`)
+        assert.equal(
+          answer.status,
+          401,
+          `${JSON.stringify(headers)} ${JSON.stringify(answer.body)}`,
+        )
         assert.equal(answer.body.code, 'UE_UNAUTHORIZED', JSON.stringify(headers))
       }
     // The blank header does not hide a token the same request carries in the query.
