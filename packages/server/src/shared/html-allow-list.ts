@@ -38,10 +38,10 @@ export const PLAIN_CSS_VALUE =
 
 /**
  * As PLAIN_CSS_VALUE, plus `url(…)` whose target is http(s), protocol-relative or relative: a
- * `:` may only end `http:` or `https:`.
+ * `:` may only end `http:` or `https:`, or start a port (`//127.0.0.1:8080/…`).
  */
 export const CSS_VALUE_WITH_URL =
-  /^(?![\s\S]*(?:expression|javascript|vbscript|behaviou?r|binding|@import))(?:https?:|[\p{L}\p{N}\s#%.,+\-/()'"!_*?=&~])*$/iu
+  /^(?![\s\S]*(?:expression|javascript|vbscript|behaviou?r|binding|@import))(?:https?:|:\d{1,5}|[\p{L}\p{N}\s#%.,+\-/()'"!_*?=&~])*$/iu
 
 /** CSS properties with plain values that both sanitisers keep. */
 export const PLAIN_PROPERTIES: readonly string[] = [
