@@ -79,6 +79,61 @@ describe('the article sanitiser', () => {
     assert.equal(sanitize(clean), clean)
   })
 
+  test('keeps positive spacing and indents, and drops every value that moves a box out of its place', () => {
+    const styleOf = (style: string) =>
+      /style="([^"]*)"/.exec(sanitize(`<p style="${style}">x</p>`))?.[1]
+    for (const style of [
+      'margin:0 10px 0 0',
+      'margin:0 auto',
+      'margin-top:10px',
+      'margin-left:21.0pt',
+      'margin:10px !important',
+      'text-indent:2em',
+      'text-indent:0em',
+      'letter-spacing:2px',
+      'word-spacing:0.5em',
+      'list-style-type:lower-alpha',
+      'list-style:none',
+      'list-style:decimal inside',
+      'float:left',
+    ])
+      assert.equal(styleOf(style), style.replace(/\s*!important/, ' !important'), style)
+    for (const style of [
+      'margin-top:-400px',
+      'margin:-1px',
+      'margin:0 0 0 -300px',
+      'margin-left:-.5em',
+      'margin-top:-100%',
+      'margin-top:calc(-400px)',
+      'margin-top:calc(0px - 400px)',
+      'margin-top:-webkit-calc(-400px)',
+      'margin-top:min(-400px, 0px)',
+      'margin-top:max(-400px, -1px)',
+      'margin-top:clamp(-400px, -400px, -400px)',
+      'margin-top:var(--header-height)',
+      'margin-top:-1e3px',
+      'margin-top:0/**/-400px',
+      'margin-block-start:-400px',
+      'margin-inline-start:-300px',
+      'text-indent:-2em',
+      'text-indent:calc(-2em)',
+      'letter-spacing:-1px',
+      'word-spacing:-5px',
+      "list-style-type:'WWWW'",
+      'list-style-type:symbols(cyclic x)',
+      "list-style:'WWWW' outside",
+      'position:relative;top:-400px',
+      'position:absolute',
+      'inset:0',
+      'transform:translateY(-400px)',
+      'translate:0 -400px',
+      'rotate:45deg',
+      'scale:20',
+      'z-index:9999',
+    ])
+      assert.equal(styleOf(style), undefined, style)
+  })
+
   test("finds the article's stored files and remote images in it", () => {
     const found = articleUrls(sanitize(UEDITOR_PLUS_ARTICLE))
     const keys = [...new Set(found.all.map(urls.keyOf).filter((k) => k !== null))].sort()
