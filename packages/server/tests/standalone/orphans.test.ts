@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, type TestContext, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { openMetadataStore } from '../../src/db/open.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import { startServer } from '../../src/standalone/serve.js'
@@ -241,23 +242,42 @@ const REFERENCE_FORMS: [string, (key: string, origin: string) => string][] = [
     'protocol-relative, with the port',
     (key, origin) => `${origin.slice('http:'.length)}/uploads/${key}`,
   ],
-  ['on any other host (a former CDN)', (key) => `https://cdn.example.net/uploads/${key}`],
+  ['on any other host', (key) => `https://cdn.example.net/uploads/${key}`],
   ['with backslashes', (key) => `\\uploads\\${key.replaceAll('/', '\\')}`],
   [
     'protocol-relative with backslashes',
     (key, origin) => `\\\\${new URL(origin).host}\\uploads\\${key}`,
   ],
-  ['scheme and one slash (http:/x)', (key) => `http:/uploads/${key}`],
+  ['a scheme and one slash', (key) => `http:/uploads/${key}`],
   ['page-relative', (key) => `uploads/${key}`],
   ['page-relative with dot segments', (key) => `./../uploads/${key}`],
   ['under a page path', (key) => `/posts/12/uploads/${key}`],
   ['with a query and a fragment', (key) => `/uploads/${key}?v=2#top`],
   ['percent-encoded', (key) => `/uploads/${encodeURIComponent(key).replace('i', '%69')}`],
   ['with a tab and a newline', (key) => `/upl\toads/${key.replace('/', '/\n')}`],
-  ['in a CSS url() of a style', (key, origin) => `${origin}/uploads/${key}`],
+  ['in a CSS `url()` of a `style`, with a port', (key, origin) => `${origin}/uploads/${key}`],
 ]
 
+/** The first cells of the table of forms in docs/documents.md. */
+function documentedForms(): string[] {
+  const docs = readFileSync(
+    fileURLToPath(new URL('../../../../../docs/documents.md', import.meta.url)),
+    'utf8',
+  )
+  const table = docs.slice(docs.indexOf('| Form | Example |'))
+  return [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\| ([^|]+) \|/gm)]
+    .map((m) => (m[1] as string).trim())
+    .slice(2)
+}
+
 describe('what keeps a stored file on SQLite', () => {
+  test('the forms tested are the forms docs/documents.md lists, in its order', () => {
+    const documented = documentedForms()
+    assert.equal(documented.length, REFERENCE_FORMS.length, documented.join('\n'))
+    for (const [n, [name]] of REFERENCE_FORMS.entries())
+      assert.ok(documented[n]?.startsWith(name), `${documented[n]} / ${name}`)
+  })
+
   test('every address form docs/documents.md lists keeps its file through files orphans --fix, and the file is still served', {
     timeout: 180_000,
   }, async (t) => {
@@ -272,7 +292,7 @@ describe('what keeps a stored file on SQLite', () => {
       const url = await app.upload(ALICE, `form-${n}.png`)
       const address = form(keyOf(url), origin)
       const html =
-        name === 'in a CSS url() of a style'
+        name === 'in a CSS `url()` of a `style`, with a port'
           ? `<p style="background-image:url(${address})">x</p>`
           : `<p><img src="${address.replaceAll('\t', '&#9;').replaceAll('\n', '&#10;')}"></p>`
       const saved = await app.save(ALICE, `form-${n}`, html)
