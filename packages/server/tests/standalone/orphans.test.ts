@@ -261,7 +261,8 @@ const REFERENCE_FORMS: [string, (key: string, origin: string) => string][] = [
 /** The first cells of the table of forms in docs/documents.md. */
 function documentedForms(): string[] {
   const docs = readFileSync(
-    fileURLToPath(new URL('../../../../../docs/documents.md', import.meta.url)),
+    // Tests run from packages/server/dist/tests/standalone.
+    fileURLToPath(new URL('docs/documents.md', new URL('../../../../../', import.meta.url))),
     'utf8',
   )
   const table = docs.slice(docs.indexOf('| Form | Example |'))
