@@ -65,6 +65,13 @@ export function fileUrls(config: ServerConfig): FileUrls {
     ownHosts.has(url.hostname) ||
     ownHosts.has(url.hostname.replace(/^\[(.*)\]$/, '$1'))
   const onPageOrOwnHost = (url: URL) => url.hostname === PAGE_HOST || isOwnHost(url)
+  // What may load only this server's files is stricter: a host listed without a port counts
+  // without one or on this server's own port, never on another port of that machine.
+  const ownPort = config.http.port > 0 ? String(config.http.port) : null
+  const servedFrom = (url: URL) =>
+    url.hostname === PAGE_HOST ||
+    ownHosts.has(url.host) ||
+    ((url.port === '' || url.port === ownPort) && isOwnHost(url))
   return {
     keyOf(url) {
       for (const resolved of resolutions(url)) {
@@ -81,7 +88,7 @@ export function fileUrls(config: ServerConfig): FileUrls {
           (resolved) =>
             resolved.username === '' &&
             resolved.password === '' &&
-            onPageOrOwnHost(resolved) &&
+            servedFrom(resolved) &&
             keyUnderBase(segmentsOf(resolved.pathname), bases) !== null,
         )
       )

@@ -223,11 +223,12 @@ describe('stored-file URLs', () => {
       '/uploads/image/20261126/a-b.png',
       'https://files.example.com/u/image/20261126/a-b.png',
       '//ue.example.com/uploads/image/20261126/a-b.png',
-      'https://ue.example.com:8443/uploads/image/20261126/a-b.png',
+      'https://ue.example.com:8080/uploads/image/20261126/a-b.png',
     ])
       assert.equal(own.isOwnFile(url), true, url)
     for (const url of [
       'https://evil.example/uploads/image/20261126/a-b.png',
+      'https://ue.example.com:9999/uploads/image/20261126/a-b.png',
       '/\\evil.example/uploads/image/20261126/a-b.png',
       '\\\\evil.example\\uploads\\image\\20261126\\a-b.png',
       'https:evil.example/uploads/image/20261126/a-b.png',
