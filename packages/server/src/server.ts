@@ -11,7 +11,7 @@ import type { ServerConfigInput } from './config/schema.js'
 import type { AiUsageStore } from './db/ai-usage.js'
 import type { MetadataStore } from './db/types.js'
 import { UPLOAD_CATEGORIES } from './db/upload-ledger.js'
-import { fileUrls } from './documents/references.js'
+import { fileUrls } from './documents/file-urls.js'
 import { createDocumentsHandler } from './documents/routes.js'
 import { createArticleSanitizer } from './documents/sanitize.js'
 import { createDocumentService, type DocumentHooks } from './documents/service.js'
@@ -314,7 +314,7 @@ function documentsHandler(
   const urls = fileUrls(config)
   const sanitize = createArticleSanitizer({
     iframeHosts: config.documents.iframeHosts,
-    isOwnFile: (url) => urls.keyOf(url) !== null,
+    isOwnFile: urls.isOwnFile,
   })
   return createDocumentsHandler({
     service: createDocumentService({ repo: opened.store.documents, sanitize, urls, hooks }),

@@ -38,10 +38,10 @@ export const PLAIN_CSS_VALUE =
 
 /**
  * As PLAIN_CSS_VALUE, plus `url(…)` whose target is http(s), protocol-relative or relative: a
- * `:` may only end `http:` or `https:`.
+ * `:` may only end `http:` or `https:`, or start a port (`//127.0.0.1:8080/…`).
  */
 export const CSS_VALUE_WITH_URL =
-  /^(?![\s\S]*(?:expression|javascript|vbscript|behaviou?r|binding|@import))(?:https?:|[\p{L}\p{N}\s#%.,+\-/()'"!_*?=&~])*$/iu
+  /^(?![\s\S]*(?:expression|javascript|vbscript|behaviou?r|binding|@import))(?:https?:|:\d{1,5}|[\p{L}\p{N}\s#%.,+\-/()'"!_*?=&~])*$/iu
 
 /** CSS properties with plain values that both sanitisers keep. */
 export const PLAIN_PROPERTIES: readonly string[] = [
@@ -123,9 +123,37 @@ export const PLAIN_PROPERTIES: readonly string[] = [
 /** CSS properties that may hold `url(…)` (an http(s) or relative address) in both sanitisers. */
 export const URL_PROPERTIES: readonly string[] = ['background', 'background-image']
 
+/** A length or percentage that is not negative, written plainly: no calc(), var() or min(). */
+const LENGTH = String.raw`(?:0|\+?(?:\d{1,6}(?:\.\d{1,6})?|\.\d{1,6})(?:px|em|rem|ex|ch|pt|pc|cm|mm|in|q|vw|vh|vmin|vmax|%)?)`
+const MARGIN = `(?:${LENGTH}|auto)`
+
 /**
- * sanitize-html's `allowedStyles` rules: each plain property takes PLAIN_CSS_VALUE, each URL
- * property CSS_VALUE_WITH_URL, and `own` adds the properties with a narrower rule of their own.
+ * Narrower values for the plain properties that could move a box away from where the flow puts
+ * it, out of the fragment and over the page it is shown in: a negative margin (any unit, or
+ * through calc(), var(), min(), max(), in the shorthand too), a negative first-line indent,
+ * negative letter or word spacing (text running backwards), and a list marker of any text
+ * (`list-style-type: "…"`, drawn outside the item). `position`, `top`/`left`/…, `inset`,
+ * `transform`, `translate`, `rotate`, `scale` and `z-index` are in neither shared list.
+ */
+const IN_PLACE: Record<string, RegExp[]> = {
+  margin: [new RegExp(`^${MARGIN}(?:\\s+${MARGIN}){0,3}$`, 'i')],
+  ...Object.fromEntries(
+    ['margin-top', 'margin-right', 'margin-bottom', 'margin-left'].map((p) => [
+      p,
+      [new RegExp(`^${MARGIN}$`, 'i')],
+    ]),
+  ),
+  'text-indent': [new RegExp(`^${LENGTH}(?:\\s+(?:hanging|each-line)){0,2}$`, 'i')],
+  'letter-spacing': [new RegExp(`^(?:normal|${LENGTH})$`, 'i')],
+  'word-spacing': [new RegExp(`^(?:normal|${LENGTH})$`, 'i')],
+  'list-style-type': [/^[a-z][a-z-]{0,40}$/i],
+  'list-style': [/^[a-z][a-z-]{0,40}(?:\s+[a-z][a-z-]{0,40}){0,2}$/i],
+}
+
+/**
+ * sanitize-html's `allowedStyles` rules: each plain property takes PLAIN_CSS_VALUE (or its
+ * IN_PLACE rule), each URL property CSS_VALUE_WITH_URL, and `own` adds the properties with a
+ * narrower rule of their own.
  */
 export function styleRules(
   plain: readonly string[],
@@ -133,7 +161,7 @@ export function styleRules(
   own: Record<string, RegExp[]>,
 ): Record<string, RegExp[]> {
   return {
-    ...Object.fromEntries(plain.map((p) => [p, [PLAIN_CSS_VALUE]])),
+    ...Object.fromEntries(plain.map((p) => [p, IN_PLACE[p] ?? [PLAIN_CSS_VALUE]])),
     ...Object.fromEntries(withUrl.map((p) => [p, [CSS_VALUE_WITH_URL]])),
     ...own,
   }

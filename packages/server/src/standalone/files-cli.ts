@@ -40,7 +40,8 @@ reconcile  compares the stored objects with the index rows and lists objects wit
 
 orphans    lists the stored files no document references (docs/documents.md), stored after
            document tracking started (documents.enabled) and longer ago than the grace
-           period. Exit code 0 when none are left, ${MISMATCHES_LEFT} when some remain, 1 when it
+           period. A reference is a key a document's last save found, in any address form
+           (any host or port, a former CDN, page-relative); publicUrl does not enter into it. Exit code 0 when none are left, ${MISMATCHES_LEFT} when some remain, 1 when it
            cannot run.
 --fix      removes them (index row, then the stored object); their bytes leave the owner's
            quota. A file a document takes up again in the meantime is kept.

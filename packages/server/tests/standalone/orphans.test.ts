@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, type TestContext, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { openMetadataStore } from '../../src/db/open.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import { startServer } from '../../src/standalone/serve.js'
@@ -222,3 +223,153 @@ for (const lane of lanes)
       for (const file of files) assert.equal(stored(on, file), true, file)
     })
   })
+
+/**
+ * The forms docs/documents.md lists of an address that keeps a stored file, as an article may
+ * hold them (a block copied from another article, content migrated with absolute URLs, the
+ * default first run at 127.0.0.1:8080), built from the URL an upload answered (`/uploads/<key>`)
+ * and the server's own origin (`http://127.0.0.1:<port>`).
+ */
+const REFERENCE_FORMS: [string, (key: string, origin: string) => string][] = [
+  ['as handed out', (key) => `/uploads/${key}`],
+  ['absolute, on the host with its port', (key, origin) => `${origin}/uploads/${key}`],
+  [
+    'on another name of the host',
+    (key, origin) => `${origin.replace('127.0.0.1', 'localhost')}/uploads/${key}`,
+  ],
+  ['in capitals', (key, origin) => `${origin.toUpperCase()}/uploads/${key}`],
+  [
+    'protocol-relative, with the port',
+    (key, origin) => `${origin.slice('http:'.length)}/uploads/${key}`,
+  ],
+  ['on any other host', (key) => `https://cdn.example.net/uploads/${key}`],
+  ['with backslashes', (key) => `\\uploads\\${key.replaceAll('/', '\\')}`],
+  [
+    'protocol-relative with backslashes',
+    (key, origin) => `\\\\${new URL(origin).host}\\uploads\\${key}`,
+  ],
+  ['a scheme and one slash', (key) => `http:/uploads/${key}`],
+  ['page-relative', (key) => `uploads/${key}`],
+  ['page-relative with dot segments', (key) => `./../uploads/${key}`],
+  ['under a page path', (key) => `/posts/12/uploads/${key}`],
+  ['with a query and a fragment', (key) => `/uploads/${key}?v=2#top`],
+  ['percent-encoded', (key) => `/uploads/${encodeURIComponent(key).replace('i', '%69')}`],
+  ['with a tab and a newline', (key) => `/upl\toads/${key.replace('/', '/\n')}`],
+  ['in a CSS `url()` of a `style`, with a port', (key, origin) => `${origin}/uploads/${key}`],
+]
+
+/** The first cells of the table of forms in docs/documents.md. */
+function documentedForms(): string[] {
+  const docs = readFileSync(
+    // Tests run from packages/server/dist/tests/standalone.
+    fileURLToPath(new URL('docs/documents.md', new URL('../../../../../', import.meta.url))),
+    'utf8',
+  )
+  const table = docs.slice(docs.indexOf('| Form | Example |'))
+  return [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\| ([^|]+) \|/gm)]
+    .map((m) => (m[1] as string).trim())
+    .slice(2)
+}
+
+describe('what keeps a stored file on SQLite', () => {
+  test('the forms tested are the forms docs/documents.md lists, in its order', () => {
+    const documented = documentedForms()
+    assert.equal(documented.length, REFERENCE_FORMS.length, documented.join('\n'))
+    for (const [n, [name]] of REFERENCE_FORMS.entries())
+      assert.ok(documented[n]?.startsWith(name), `${documented[n]} / ${name}`)
+  })
+
+  test('every address form docs/documents.md lists keeps its file through files orphans --fix, and the file is still served', {
+    timeout: 180_000,
+  }, async (t) => {
+    const env = {
+      UEDITOR_DATA_DIR: await tempDir(t, 'ueditor-orphan-forms-'),
+      UEDITOR_DOCUMENTS_ENABLED: 'true',
+    }
+    const app = await serve(env)
+    const origin = app.server.url
+    const kept: string[] = []
+    for (const [n, [name, form]] of REFERENCE_FORMS.entries()) {
+      const url = await app.upload(ALICE, `form-${n}.png`)
+      const address = form(keyOf(url), origin)
+      const html =
+        name === 'in a CSS `url()` of a `style`, with a port'
+          ? `<p style="background-image:url(${address})">x</p>`
+          : `<p><img src="${address.replaceAll('\t', '&#9;').replaceAll('\n', '&#10;')}"></p>`
+      const saved = await app.save(ALICE, `form-${n}`, html)
+      assert.deepEqual(saved.files, [url], `${name}: ${address}`)
+      kept.push(url)
+    }
+    const unused = await app.upload(ALICE, 'unused.png')
+    await app.server.close()
+
+    const fixed = await runCli(['files', 'orphans', '--fix', '--grace', '0'], env)
+    assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr)
+    assert.deepEqual(orphanLines(fixed.stdout), [unused], 'only the file no article uses goes')
+
+    const again = await serve(env)
+    t.after(() => again.server.close())
+    for (const [n, url] of kept.entries()) {
+      const res = await fetch(`${again.server.url}${url}`)
+      assert.equal(res.status, 200, `${REFERENCE_FORMS[n]?.[0]}: ${url}`)
+      await res.arrayBuffer()
+    }
+    assert.equal((await fetch(`${again.server.url}${unused}`)).status, 404)
+  })
+
+  test('a publicUrl changed after the article was saved keeps its files, also when the article is saved again with the former address', {
+    timeout: 120_000,
+  }, async (t) => {
+    const dir = await tempDir(t, 'ueditor-orphan-cdn-')
+    const env = { UEDITOR_DATA_DIR: dir, UEDITOR_DOCUMENTS_ENABLED: 'true' }
+    const before = await serve({ ...env, UEDITOR_PUBLIC_URL: 'https://old-cdn.example/files/' })
+    const url = await before.upload(ALICE, 'moved.png')
+    assert.match(url, /^https:\/\/old-cdn\.example\/files\/image\//)
+    const key = url.slice('https://old-cdn.example/files/'.length)
+    const article = `<p><img src="${url}"></p>`
+    assert.deepEqual((await before.save(ALICE, 'moved', article)).files, [url])
+    await before.server.close()
+
+    const moved = { ...env, UEDITOR_PUBLIC_URL: 'https://new-cdn.example/media/' }
+    const sweep = async () => {
+      const run = await runCli(['files', 'orphans', '--fix', '--grace', '0'], moved)
+      assert.equal(run.code, 0, run.stdout + run.stderr)
+      assert.deepEqual(orphanLines(run.stdout), [])
+    }
+    await sweep()
+    const after = await serve(moved)
+    t.after(() => after.server.close())
+    assert.deepEqual((await after.save(ALICE, 'moved', article)).files, [
+      `https://new-cdn.example/media/${key}`,
+    ])
+    await sweep()
+    const res = await fetch(`${after.server.url}/uploads/${key}`)
+    assert.equal(res.status, 200)
+    await res.arrayBuffer()
+  })
+
+  test("an embed stays only when a browser loads it from this server's or the page's own host", {
+    timeout: 60_000,
+  }, async (t) => {
+    const env = {
+      UEDITOR_DATA_DIR: await tempDir(t, 'ueditor-orphan-embed-'),
+      UEDITOR_DOCUMENTS_ENABLED: 'true',
+    }
+    const app = await serve(env)
+    t.after(() => app.server.close())
+    const url = await app.upload(ALICE, 'clip.png')
+    const key = keyOf(url)
+    const res = await fetch(`${app.server.url}/documents/embeds`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${ALICE}`, 'Content-Type': 'text/html' },
+      body:
+        `<embed src="${url}">` +
+        `<embed src="https://evil.example/uploads/${key}">` +
+        `<embed src="/\\evil.example/uploads/${key}">` +
+        `<embed src="\\\\evil.example\\uploads\\${key.replaceAll('/', '\\')}">`,
+    })
+    const answer = (await res.json()) as { html: string; files: string[] }
+    assert.equal(answer.html, `<embed src="${url}" />`)
+    assert.deepEqual(answer.files, [url])
+  })
+})

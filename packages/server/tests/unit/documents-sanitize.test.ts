@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { parseDocument } from 'htmlparser2'
 import { loadConfig } from '../../src/config/load.js'
-import { articleUrls, fileUrls } from '../../src/documents/references.js'
+import { fileUrls } from '../../src/documents/file-urls.js'
+import { articleUrls } from '../../src/documents/references.js'
 import { createArticleSanitizer } from '../../src/documents/sanitize.js'
 import { UEDITOR_PLUS_ARTICLE } from '../helpers/ueditor-plus-article.js'
 
@@ -10,7 +11,7 @@ const config = loadConfig({ env: {}, overrides: { documents: { enabled: true } }
 const urls = fileUrls(config)
 const sanitize = createArticleSanitizer({
   iframeHosts: [],
-  isOwnFile: (url) => urls.keyOf(url) !== null,
+  isOwnFile: urls.isOwnFile,
 })
 
 /** An element as its tag, attributes (styles as sorted declarations) and children; text as is. */
@@ -78,6 +79,61 @@ describe('the article sanitiser', () => {
     assert.equal(sanitize(clean), clean)
   })
 
+  test('keeps positive spacing and indents, and drops every value that moves a box out of its place', () => {
+    const styleOf = (style: string) =>
+      /style="([^"]*)"/.exec(sanitize(`<p style="${style}">x</p>`))?.[1]
+    for (const style of [
+      'margin:0 10px 0 0',
+      'margin:0 auto',
+      'margin-top:10px',
+      'margin-left:21.0pt',
+      'margin:10px !important',
+      'text-indent:2em',
+      'text-indent:0em',
+      'letter-spacing:2px',
+      'word-spacing:0.5em',
+      'list-style-type:lower-alpha',
+      'list-style:none',
+      'list-style:decimal inside',
+      'float:left',
+    ])
+      assert.equal(styleOf(style), style.replace(/\s*!important/, ' !important'), style)
+    for (const style of [
+      'margin-top:-400px',
+      'margin:-1px',
+      'margin:0 0 0 -300px',
+      'margin-left:-.5em',
+      'margin-top:-100%',
+      'margin-top:calc(-400px)',
+      'margin-top:calc(0px - 400px)',
+      'margin-top:-webkit-calc(-400px)',
+      'margin-top:min(-400px, 0px)',
+      'margin-top:max(-400px, -1px)',
+      'margin-top:clamp(-400px, -400px, -400px)',
+      'margin-top:var(--header-height)',
+      'margin-top:-1e3px',
+      'margin-top:0/**/-400px',
+      'margin-block-start:-400px',
+      'margin-inline-start:-300px',
+      'text-indent:-2em',
+      'text-indent:calc(-2em)',
+      'letter-spacing:-1px',
+      'word-spacing:-5px',
+      "list-style-type:'WWWW'",
+      'list-style-type:symbols(cyclic x)',
+      "list-style:'WWWW' outside",
+      'position:relative;top:-400px',
+      'position:absolute',
+      'inset:0',
+      'transform:translateY(-400px)',
+      'translate:0 -400px',
+      'rotate:45deg',
+      'scale:20',
+      'z-index:9999',
+    ])
+      assert.equal(styleOf(style), undefined, style)
+  })
+
   test("finds the article's stored files and remote images in it", () => {
     const found = articleUrls(sanitize(UEDITOR_PLUS_ARTICLE))
     const keys = [...new Set(found.all.map(urls.keyOf).filter((k) => k !== null))].sort()
@@ -107,35 +163,103 @@ describe('stored-file URLs', () => {
   })
   const own = fileUrls(cdn)
 
-  test('a key is found in every form the server hands out, and nowhere else', () => {
-    const key = 'image/20261126/a-b.png'
+  const key = 'image/20261126/a-b.png'
+
+  test('a key is found in every form a browser resolves to a stored-file path, whatever the host', () => {
     for (const url of [
       'https://files.example.com/u/image/20261126/a%2Db.png',
       'http://files.example.com/u/image/20261126/a%2Db.png?v=1#top',
       '//files.example.com/u/image/20261126/a%2Db.png',
+      'HTTPS://FILES.EXAMPLE.COM/u/image/20261126/a-b.png',
       'https://cdn.example.comhttps://files.example.com/u/image/20261126/a%2Db.png',
       '/uploads/image/20261126/a%2Db.png',
       'https://ue.example.com/uploads/image/20261126/a%2Db.png',
+      // A host with a port, another host, a former host, a user part: the path decides.
+      'http://127.0.0.1:8080/uploads/image/20261126/a-b.png',
+      '//localhost:8080/uploads/image/20261126/a-b.png',
+      'https://other.example.com/u/image/20261126/a%2Db.png',
+      'https://user@files.example.com/u/image/20261126/a%2Db.png',
+      // Backslashes are slashes in http(s) URLs; `http:/x` is relative on an http page.
+      '\\uploads\\image\\20261126\\a-b.png',
+      '\\\\files.example.com\\u\\image\\20261126\\a-b.png',
+      'http:/uploads/image/20261126/a-b.png',
+      'https:\\uploads\\image\\20261126\\a-b.png',
+      // Page-relative, under any page path; dot segments; percent-encoded letters and slashes.
+      'uploads/image/20261126/a%2Db.png',
+      './uploads/image/20261126/a-b.png',
+      '../../uploads/image/20261126/a-b.png',
+      '/posts/12/uploads/image/20261126/a-b.png',
+      '/uploads/%69mage%2F20261126/a-b.png',
+      ' \t/uploads/image/2026\n1126/a-b.png ',
     ])
       assert.equal(own.keyOf(url), key, url)
     for (const url of [
-      'https://other.example.com/u/image/20261126/a%2Db.png',
       'https://files.example.com/other/image/20261126/a%2Db.png',
-      'https://user@files.example.com/u/image/20261126/a%2Db.png',
       '/uploads/../secret.png',
       '/uploads/%E0%A4%A.png',
-      'uploads/image/20261126/a%2Db.png',
+      '/uploads/',
+      '/uploads/image/20261126/a%252Db.png',
       'javascript:alert(1)',
+      'data:image/png;base64,AAAA',
+      'mailto:a@uploads.example',
     ])
       assert.equal(own.keyOf(url), null, url)
     assert.equal(own.urlOf(key as never), 'https://files.example.com/u/image/20261126/a-b.png')
   })
 
-  test('a remote address is an http(s) one on none of the own bases', () => {
-    assert.equal(own.isRemote('https://img.example.org/x.png'), true)
-    assert.equal(own.isRemote('//img.example.org/x.png'), true)
-    assert.equal(own.isRemote('https://files.example.com/u/image/x.png'), false)
-    assert.equal(own.isRemote('/uploads/image/x.png'), false)
-    assert.equal(own.isRemote('data:image/png;base64,AAAA'), false)
+  test('a key a path format renders counts at the end of any path, for a CDN whose path changed', () => {
+    const rendered = 'image/20261126/1764139200123k3j9x2a8b7c6d5e4f3g2h1i0.png'
+    for (const url of [
+      `https://old-cdn.example/static/${rendered}`,
+      `https://old-cdn.example/${rendered}?v=2`,
+      `/uploads/posts/12/uploads/${rendered}`,
+    ])
+      assert.equal(own.keyOf(url), rendered, url)
+    assert.equal(own.keyOf(`https://old-cdn.example/static/${rendered.replace('.png', '')}`), null)
+  })
+
+  test("an own file is one a browser asks this server's hosts or the page's for, under a base", () => {
+    for (const url of [
+      '/uploads/image/20261126/a-b.png',
+      'https://files.example.com/u/image/20261126/a-b.png',
+      '//ue.example.com/uploads/image/20261126/a-b.png',
+      'https://ue.example.com:8080/uploads/image/20261126/a-b.png',
+    ])
+      assert.equal(own.isOwnFile(url), true, url)
+    for (const url of [
+      'https://evil.example/uploads/image/20261126/a-b.png',
+      'https://ue.example.com:9999/uploads/image/20261126/a-b.png',
+      '/\\evil.example/uploads/image/20261126/a-b.png',
+      '\\\\evil.example\\uploads\\image\\20261126\\a-b.png',
+      'https:evil.example/uploads/image/20261126/a-b.png',
+      'http:/uploads/image/20261126/a-b.png',
+      'https://user@files.example.com/u/image/20261126/a-b.png',
+      'https://files.example.com/other/image/20261126/a-b.png',
+      '/posts/12/uploads/image/20261126/a-b.png',
+      'javascript:alert(1)',
+    ])
+      assert.equal(own.isOwnFile(url), false, url)
+  })
+
+  test("a remote address is an http(s) one on none of the server's hosts, however it is spelled", () => {
+    for (const url of [
+      'https://img.example.org/x.png',
+      '//img.example.org/x.png',
+      '\\\\img.example.org\\x.png',
+      'https:\\\\img.example.org/x.png',
+      // A foreign host is foreign even when its path looks like a stored file's.
+      'https://other.example.com/u/image/20261126/a-b.png',
+    ])
+      assert.equal(own.isRemote(url), true, url)
+    for (const url of [
+      'https://files.example.com/u/image/x.png',
+      'https://ue.example.com/any/x.png',
+      '/uploads/image/x.png',
+      'uploads/image/x.png',
+      'http:/x.png',
+      'data:image/png;base64,AAAA',
+      'javascript:alert(1)',
+    ])
+      assert.equal(own.isRemote(url), false, url)
   })
 })
