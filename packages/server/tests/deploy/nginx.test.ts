@@ -1,34 +1,40 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer as createHttpServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
 import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import * as tus from 'tus-js-client'
 import type { ServerConfigInput } from '../../src/config/schema.js'
-import { loaderAssets } from '../../src/http/assets.js'
+import { isMounted } from '../../src/http/mounts.js'
 import { hsToken, SECRET } from '../helpers/auth.js'
-import { blob, png } from '../helpers/fixtures.js'
+import { documentedBlock } from '../helpers/documented.js'
+import { blob, MP4, png } from '../helpers/fixtures.js'
 import { jsonLog } from '../helpers/json-log.js'
+import { documentedSite, nginxSize, siteLocation, startDocumentedSite } from '../helpers/nginx.js'
 import { freePort } from '../helpers/ports.js'
-import { startTestServer } from '../helpers/start-server.js'
+import { startS3rver } from '../helpers/s3rver.js'
+import { eventually, startTestServer } from '../helpers/start-server.js'
+import { tempDir } from '../helpers/temp-dir.js'
+import {
+  patchBrokenOff,
+  patchRest,
+  sha256Of,
+  tusFetch,
+  tusMetadata,
+  writeVideo,
+} from '../helpers/tus.js'
 
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p))
 // Tests run from packages/server/dist/tests/deploy; the guide is at the repository's root.
 const DEPLOY_MD = join(
   fileURLToPath(new URL('../../../../../', import.meta.url)),
   'docs',
   'deploy.md',
 )
-
-/** The nginx site exactly as docs/deploy.md gives it. */
-function documentedSite(): string {
-  const m = /```nginx\n([\s\S]*?)```/.exec(readFileSync(DEPLOY_MD, 'utf8'))
-  assert.ok(m, 'docs/deploy.md has an nginx block')
-  return m[1] as string
-}
 
 /** The value docs/deploy.md gives a setting (`NAME=value`), so the test runs what it says. */
 function documentedSetting(name: string): string {
@@ -67,92 +73,24 @@ function mp4(size: number): Buffer {
 }
 
 /**
- * Starts Debian's nginx with the documented site in front of one node (or two, with the
- * documented second `server` line switched on): only the addresses (loopback), the site root
- * and the temp paths are changed. Locally a missing nginx skips with the reason; with CI=true
+ * Debian's nginx with the documented site in front of one node (or two), as written but for
+ * the addresses and the site root. Locally a missing nginx skips with the reason; with CI=true
  * it is a failure.
  */
-async function startNginx(t: TestContext, upstreamPorts: number | number[], siteRoot: string) {
-  if (!NGINX) {
-    const reason = 'nginx not found; install the Debian package "nginx"'
-    if (process.env.CI) assert.fail(reason)
-    t.skip(reason)
-    return undefined
-  }
-  const dir = await mkdtemp(join(tmpdir(), 'ueditor-nginx-'))
-  await chmod(dir, 0o755)
-  const port = await freePort()
-  const [first, second] = typeof upstreamPorts === 'number' ? [upstreamPorts] : upstreamPorts
-  const swap = (text: string, from: string, to: string) => {
-    assert.ok(text.includes(from), `the documented site has \`${from}\``)
-    return text.replace(from, to)
-  }
-  let site = swap(
-    documentedSite(),
-    'server 127.0.0.1:8080 max_fails=0;',
-    `server 127.0.0.1:${first} max_fails=0;`,
-  )
-  if (second !== undefined)
-    site = swap(
-      site,
-      '#server 127.0.0.1:8081 max_fails=0;',
-      `server 127.0.0.1:${second} max_fails=0;`,
-    )
-  site = swap(site, 'listen 80;', `listen 127.0.0.1:${port};`)
-  site = swap(site, 'root /var/www/example;', `root ${siteRoot};`)
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
-  for (const name of temp) await mkdir(join(dir, name))
-  const conf = `${process.getuid?.() === 0 ? 'user root;\n' : ''}daemon off;
-master_process on;
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 64; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-${temp.map((n) => `  ${n}_temp_path ${dir}/${n};`).join('\n')}
-${site}
-}
-`
-  await writeFile(join(dir, 'nginx.conf'), conf)
-  const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+async function startNginx(t: TestContext, upstreamPorts: number | number[], root: string) {
+  const nginx = await startDocumentedSite(t, {
+    upstreams: typeof upstreamPorts === 'number' ? [upstreamPorts] : upstreamPorts,
+    root,
   })
-  let stderr = ''
-  child.stderr?.on('data', (c) => {
-    stderr += c
-  })
-  t.after(async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((r) => child.once('exit', r))
-      child.kill('SIGQUIT')
-      await exited
-    }
-    await rm(dir, { recursive: true, force: true })
-  })
-  const url = `http://127.0.0.1:${port}`
-  errorLogs.set(url, join(dir, 'error.log'))
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    if (child.exitCode !== null) assert.fail(`nginx exited: ${stderr}`)
-    try {
-      await fetch(`${url}/healthz`)
-      break
-    } catch {
-      if (Date.now() > deadline) assert.fail(`nginx did not answer: ${stderr}`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
-  }
-  return url
+  if (nginx) errorLogs.set(nginx.url, nginx.errors)
+  return nginx?.url
 }
 
-const errorLogs = new Map<string, string>()
+const errorLogs = new Map<string, () => Promise<string>>()
 
 /** nginx's error log, for a failure message. */
 async function nginxErrors(url: string): Promise<string> {
-  const file = errorLogs.get(url)
-  return file ? await readFile(file, 'utf8').catch(() => '') : ''
+  return (await errorLogs.get(url)?.()) ?? ''
 }
 
 async function siteRoot(t: TestContext): Promise<string> {
@@ -289,51 +227,193 @@ test('behind the documented nginx site, the recipe’s server refuses an upload 
   assert.equal(await uploadPng(url, await bearer()), 'SUCCESS')
 })
 
-test('every path the server answers is served through the documented nginx site as the server answers it', async (t) => {
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
+/** The paths on this server that a config answer names (`/tus`, `/s3`, `/formula.svg?{}`). */
+function namedPaths(answer: unknown): string[] {
+  const found: string[] = []
+  const walk = (value: unknown) => {
+    if (typeof value === 'string') {
+      if (value.startsWith('/') && !value.startsWith('//'))
+        found.push(new URL(value.replaceAll('{}', ''), 'http://x').pathname)
+    } else if (value && typeof value === 'object') for (const v of Object.values(value)) walk(v)
+  }
+  walk(answer)
+  return [...new Set(found)]
+}
+
+test('every route of the server’s route table is passed through the documented nginx site with every method, and /metrics is not passed', async (t) => {
   const root = await siteRoot(t)
+  const s3 = await startS3rver()
+  t.after(() => s3.close())
+  // Every route on: tus, direct uploads (S3 storage), documents, metrics, materials, formula.
+  const srv = await startTestServer(
+    t,
+    recipe({
+      storage: s3.storageConfig(await s3.createBucket()),
+      documents: { enabled: true },
+      limits: { minFreeBytes: 0 },
+    }),
+  )
+  const url = await startNginx(t, portOf(srv), root)
+  if (!url) return
+  const headers = await bearer()
+  const { mounts, config } = srv.ue
+  const mounted = (path: string) =>
+    [path, `${path}/probe`].find((p) => isMounted(mounts, p)) ?? assert.fail(`${path} is served`)
+  // What the route table answers: each exact path, and a path under each prefix; ...
+  const paths = new Set([...mounts.exact, ...mounts.prefixes.map((p) => `${p}probe`)])
+  // ... every configured route, which this server must have (switch a new one on above); ...
+  for (const at of Object.values(config.routes)) paths.add(mounted(at))
+  // ... and every path the config answer hands the editor and its upload helper.
+  const answer = await (await fetch(`${srv.url}${config.routes.editor}?action=config`)).json()
+  const named = namedPaths(answer)
+  for (const key of ['uploadTusUrl', 'uploadDirectUrl'])
+    assert.ok(named.includes(answer[key]), `the config answer names ${key}`)
+  for (const path of named) paths.add(mounted(path))
+
+  const passed = new Set<string>()
+  const wrong: string[] = []
+  for (const path of [...paths].sort())
+    for (const method of METHODS) {
+      const direct = await fetch(`${srv.url}${path}`, { method, headers })
+      const proxied = await fetch(`${url}${path}`, { method, headers })
+      await direct.arrayBuffer()
+      const body = await proxied.text()
+      const byServer = proxied.headers.get('x-request-id') !== null
+      if (path === config.metrics.path) {
+        if (byServer || proxied.status < 400 || body.includes('process_start_time_seconds'))
+          wrong.push(`${method} ${path}: ${proxied.status} from the server, not refused by nginx`)
+      } else if (!byServer || proxied.status !== direct.status)
+        wrong.push(
+          `${method} ${path}: ${proxied.status} ${byServer ? 'from the server' : 'from nginx'}, directly ${direct.status}`,
+        )
+      else passed.add(path)
+    }
+  assert.deepEqual(wrong, [], await nginxErrors(url))
+  t.diagnostic(`passed: ${[...passed].join(' ')}`)
+  for (const path of ['/tus', '/s3/probe', '/documents/probe', config.routes.editor])
+    assert.ok(passed.has(path), path)
+  const scrape = await fetch(`${srv.url}${config.metrics.path}`, {
+    headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+  })
+  assert.equal(scrape.status, 200, 'the node itself answers its scraper')
+  await scrape.arrayBuffer()
+})
+
+const MB = 1024 * 1024
+
+/** A tus upload of `size` bytes of a video created through `url`; answers its upload URL. */
+async function createTus(url: string, size: number, headers: Record<string, string>) {
+  const created = await tusFetch(`${url}/tus`, {
+    method: 'POST',
+    headers: {
+      ...headers,
+      'Upload-Length': String(size),
+      'Upload-Metadata': tusMetadata({ filename: 'clip.mp4', filetype: 'video/mp4' }),
+    },
+  })
+  assert.equal(created.status, 201, created.text)
+  return new URL(created.headers.get('location') ?? '', url).href
+}
+
+test('through the documented nginx site, a tus PATCH cut off part way keeps the bytes that arrived, and the upload resumes from there', async (t) => {
+  const root = await siteRoot(t)
+  const dir = await tempDir(t, 'ue-tus-nginx-')
+  const size = 60 * MB
+  const path = join(dir, 'clip.mp4')
+  const digest = await writeVideo(path, size)
   const srv = await startTestServer(t, recipe({ limits: { minFreeBytes: 0 } }))
   const url = await startNginx(t, portOf(srv), root)
   if (!url) return
   const headers = await bearer()
-  const form = new FormData()
-  form.append('upfile', blob(png(8, 8), 'image/png'), 'a.png')
-  const stored = await (
-    await fetch(srv.action('image'), { method: 'POST', body: form, headers })
-  ).json()
-  assert.equal(stored.state, 'SUCCESS')
+  const upload = await createTus(url, size, headers)
 
-  const { routes, formula, metrics } = srv.ue.config
-  const materials = `${routes.materials.replace(/\/+$/, '')}/`
-  const assets = [...loaderAssets(materials).keys()]
-  assert.ok(assets.length > 0, 'the loader scripts are installed')
-  const scrape = { Authorization: `Bearer ${METRICS_TOKEN}` }
-  const paths: [string, Record<string, string>][] = [
-    [`${routes.editor}?action=config`, {}],
-    [`${routes.editor}/?action=config`, {}],
-    [`${routes.editor}?action=listImage&start=0&size=5`, headers],
-    [stored.url, {}],
-    [`${materials}categories`, headers],
-    ...assets.map((path): [string, Record<string, string>] => [path, {}]),
-    [`${formula.path}.svg?x%5E2`, {}],
-    [`${formula.path}.png?x%5E2`, {}],
-    ['/healthz', {}],
-    ['/readyz', {}],
-    [metrics.path, scrape],
-    [metrics.path, {}],
-  ]
-  for (const [path, sent] of paths) {
-    const direct: Response = await fetch(`${srv.url}${path}`, { headers: sent })
-    const proxied: Response = await fetch(`${url}${path}`, { headers: sent })
-    assert.notEqual(direct.status, 404, `${path} is a path the server answers`)
-    assert.equal(proxied.status, direct.status, `${path} through nginx`)
-    assert.equal(
-      proxied.headers.get('content-type'),
-      direct.headers.get('content-type'),
-      `${path} through nginx`,
-    )
-    await direct.arrayBuffer()
-    await proxied.arrayBuffer()
-  }
+  // Half of one PATCH of the whole file, then the connection is gone.
+  await patchBrokenOff(upload, { path, offset: 0, size, breakAfter: 30 * MB, headers })
+  const offset = await eventually(
+    async () => {
+      const head = await tusFetch(upload, { method: 'HEAD', headers })
+      return head.status === 200 ? Number(head.headers.get('upload-offset')) : 0
+    },
+    (n) => n > 0,
+    15_000,
+  )
+  t.diagnostic(`kept ${offset} of the ${30 * MB} bytes sent`)
+  assert.ok(offset <= 30 * MB, String(offset))
+
+  const done = await patchRest(upload, { path, offset, size, headers })
+  assert.equal(done.status, 200, `${done.text}\n${await nginxErrors(url)}`)
+  const result = done.json()
+  assert.equal(result.state, 'SUCCESS', done.text)
+  assert.equal(result.size, size)
+  const stored = await fetch(`${url}${result.url}`)
+  assert.equal(stored.status, 200)
+  assert.equal(await sha256Of(Readable.fromWeb(stored.body as never)), digest)
+})
+
+test('through the documented nginx site, one tus PATCH larger than the multipart body limit passes whole', async (t) => {
+  const root = await siteRoot(t)
+  const limit = siteLocation(documentedSite(), 'ueditor').get('client_max_body_size')
+  assert.ok(limit, 'the first location limits request bodies')
+  const size = nginxSize(limit) + 4 * MB
+  const dir = await tempDir(t, 'ue-tus-nginx-')
+  const path = join(dir, 'long.mp4')
+  await writeVideo(path, size)
+  const srv = await startTestServer(
+    t,
+    recipe({ limits: { minFreeBytes: 0 }, editor: { videoMaxSize: size } }),
+  )
+  const url = await startNginx(t, portOf(srv), root)
+  if (!url) return
+  const headers = await bearer()
+  const upload = await createTus(url, size, headers)
+  const done = await patchRest(upload, { path, offset: 0, size, headers })
+  assert.equal(done.status, 200, `${done.text}\n${await nginxErrors(url)}`)
+  assert.equal(done.json().state, 'SUCCESS', done.text)
+  assert.equal(done.json().size, size)
+})
+
+test('the tus-js-client example of uploads.md, run as written through the documented nginx site, sends its file in chunks of its chunkSize', async (t) => {
+  const example = documentedBlock('uploads.md', 'js', 'new tus.Upload(file')
+  const chunkSize = /chunkSize: ([\d *]+),/.exec(example)?.[1]
+  assert.ok(chunkSize, 'the example sets a chunkSize')
+  const bytes = Number(Function(`return ${chunkSize}`)())
+  const uppy = documentedBlock('uploads.md', 'js', "from '@uppy/tus'")
+  assert.ok(uppy.includes(`chunkSize: ${chunkSize},`), 'the Uppy example sends the same chunks')
+
+  const root = await siteRoot(t)
+  const srv = await startTestServer(t, recipe({ limits: { minFreeBytes: 0 } }))
+  const url = await startNginx(t, portOf(srv), root)
+  if (!url) return
+  const token = await hsToken({ sub: 'alice', aud: AUDIENCE })
+  const file = Object.assign(Buffer.concat([MP4, Buffer.alloc(2 * bytes + MB - MP4.length, 3)]), {
+    name: 'clip.mp4',
+    type: 'video/mp4',
+  })
+  const chunks: number[] = []
+  const outcome = new Promise<string>((resolve, reject) => {
+    // The example's own options, with what the test watches added around them.
+    class Upload extends tus.Upload {
+      constructor(input: Buffer, options: tus.UploadOptions) {
+        super(input, {
+          ...options,
+          endpoint: `${url}${options.endpoint}`,
+          onChunkComplete: (sent) => chunks.push(sent),
+          onError: reject,
+          onSuccess: (payload) => {
+            options.onSuccess?.(payload)
+            resolve(payload.lastResponse.getBody())
+          },
+        })
+      }
+    }
+    Function('tus', 'file', 'token', example)({ Upload }, file, token)
+  })
+  const result = JSON.parse(await outcome)
+  assert.equal(result.state, 'SUCCESS', JSON.stringify(result))
+  assert.equal(result.size, file.length)
+  assert.deepEqual(chunks, [bytes, bytes, MB])
 })
 
 test('behind the documented nginx site, two clients have their own failed sign-in throttle, and the access log names each', async (t) => {
