@@ -226,7 +226,7 @@ export function storageDriver(c: ServerConfig['storage']): StorageDriver {
   return s3Storage(s3Options(c))
 }
 
-function s3Options(c: Extract<ServerConfig['storage'], { driver: 's3' }>): S3StorageOptions {
+export function s3Options(c: Extract<ServerConfig['storage'], { driver: 's3' }>): S3StorageOptions {
   const { accessKeyId, secretAccessKey } = c
   return {
     bucket: c.bucket,

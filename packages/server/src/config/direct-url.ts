@@ -3,6 +3,9 @@ import type { ParsedServerConfig } from './schema.js'
 
 type Editor = ParsedServerConfig['editor']
 
+/** The `config` answer's key naming where direct uploads are signed. */
+export const DIRECT_URL_KEY = 'uploadDirectUrl'
+
 /** Whether `routes.s3` is served: direct uploads on, and the files stored in an S3 bucket. */
 export function directUploadsServed(cfg: Pick<ParsedServerConfig, 'direct' | 'storage'>): boolean {
   return cfg.direct.enabled && cfg.storage.driver === 's3'
@@ -14,5 +17,5 @@ export function directUploadsServed(cfg: Pick<ParsedServerConfig, 'direct' | 'st
  */
 export function withDirectUploads(editor: Editor, cfg: ParsedServerConfig): Editor {
   if (!directUploadsServed(cfg)) return editor
-  return { ...editor, uploadDirectUrl: `${serverBase(cfg)}${cfg.routes.s3}` }
+  return { ...editor, [DIRECT_URL_KEY]: `${serverBase(cfg)}${cfg.routes.s3}` }
 }

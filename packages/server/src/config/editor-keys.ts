@@ -1,3 +1,4 @@
+import { DIRECT_URL_KEY } from './direct-url.js'
 import { EDITOR_DEFAULTS, EDITOR_OPTION_NAMES } from './editor-defaults.js'
 import { EditorConfigSchema } from './schema.js'
 import { closest } from './suggest.js'
@@ -10,6 +11,8 @@ const KNOWN = new Set<string>([
   'imageConfig',
   // UEditor Plus's AI dialog options; with the relay on the server fills them in itself.
   'ai',
+  // Filled in by the server itself while direct uploads are served.
+  DIRECT_URL_KEY,
 ])
 
 export interface UnknownEditorKey {

@@ -1,5 +1,6 @@
 import {
   type CreateTableBuilder,
+  DEFAULT_MIGRATION_TABLE,
   type Kysely,
   type Migration,
   type MigrationProvider,
@@ -257,9 +258,11 @@ function withId<T extends string>(
 
 /**
  * Brings the schema to the latest migration and returns the names of the migrations it ran;
- * throws UE_INDEX_FAILED naming the one that failed.
+ * throws UE_INDEX_NEWER when the index has run migrations this release does not know (a newer
+ * release migrated it), and UE_INDEX_FAILED naming the one that failed.
  */
 export async function migrateToLatest(db: AnyDb): Promise<string[]> {
+  await refuseNewer(db)
   const { error, results } = await new Migrator({
     db,
     provider: migrationProvider,
@@ -267,8 +270,47 @@ export async function migrateToLatest(db: AnyDb): Promise<string[]> {
   if (error === undefined)
     return results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? []
   const failed = results?.filter((r) => r.status === 'Error').map((r) => r.migrationName) ?? []
+  // A newer release may have migrated the index between the check above and the run.
+  if (failed.length === 0) await refuseNewer(db)
   throw new UeError('UE_INDEX_FAILED', {
     detail: `migration failed: ${failed.length > 0 ? failed.join(', ') : 'before running any'}`,
     cause: error,
   })
+}
+
+/** The newest migration this release has. */
+export const LATEST_MIGRATION = Object.keys(MIGRATIONS).sort().at(-1) as string
+
+/**
+ * The migrations the index has run that this release does not have, by name: a newer release
+ * ran them, and this one cannot know what they changed. Empty for an index never migrated.
+ */
+export async function unknownMigrations(db: AnyDb): Promise<string[]> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true })
+  if (!tables.some((t) => t.name === DEFAULT_MIGRATION_TABLE)) return []
+  const rows: { name: string }[] = await db
+    .selectFrom(DEFAULT_MIGRATION_TABLE)
+    .select('name')
+    .execute()
+  return rows
+    .map((r) => r.name)
+    .filter((name) => !Object.hasOwn(MIGRATIONS, name))
+    .sort()
+}
+
+/** The refusal to use an index a newer release has migrated, naming what it ran. */
+export function newerIndex(unknown: readonly string[]): UeError {
+  return new UeError('UE_INDEX_NEWER', {
+    detail:
+      `the index was migrated by a newer release of ueditor-server: it has run ` +
+      `${unknown.length === 1 ? 'migration' : 'migrations'} ${unknown.join(', ')}, which this ` +
+      `release (up to ${LATEST_MIGRATION}) does not have. Upgrade ueditor-server to the release ` +
+      'that ran it (or a later one); to go back to this release, restore an index backup taken ' +
+      'before the upgrade',
+  })
+}
+
+async function refuseNewer(db: AnyDb): Promise<void> {
+  const unknown = await unknownMigrations(db)
+  if (unknown.length > 0) throw newerIndex(unknown)
 }

@@ -8,7 +8,7 @@ import { createDocumentRepository } from './document-repo.js'
 import { guarded } from './errors.js'
 import { createFileIndex } from './file-index.js'
 import { createMaterialRepository } from './material-repo.js'
-import { migrateToLatest } from './migrations.js'
+import { migrateToLatest, unknownMigrations } from './migrations.js'
 import { namingPool } from './named-statements.js'
 import { createOutbox } from './outbox.js'
 import { createPostgresReads } from './postgres-reads.js'
@@ -200,6 +200,7 @@ function storeOver(
     uploads: createUploadLedger(db),
     ping: () => guarded(async () => void (await sql`select 1`.execute(db))),
     migrate: () => migrateToLatest(db),
+    unknownMigrations: () => unknownMigrations(db),
     backup: (file) => backupTo(db, dialect, file),
     close: () => {
       closing ??= db.destroy()

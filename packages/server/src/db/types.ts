@@ -102,6 +102,8 @@ export interface MetadataStore {
   ping(): Promise<void>
   /** Returns the names of the migrations this call ran (empty when already up to date). */
   migrate(): Promise<string[]>
+  /** Migrations the index has run that this release does not have (a newer release ran them). */
+  unknownMigrations(): Promise<string[]>
   /**
    * SQLite only: writes a consistent copy of the database to `file` while it stays in use
    * (`VACUUM INTO` a temporary file next to it, synced, then renamed over `file`). PostgreSQL

@@ -6,15 +6,20 @@ import { dirname, join } from 'node:path'
 import { Readable } from 'node:stream'
 import { bindVerdict, resolveAuthMode } from '../auth/mode.js'
 import { crossOriginProblem } from '../config/cross-origin.js'
+import { directUploadsServed } from '../config/direct-url.js'
 import { unknownEditorKeys } from '../config/editor-keys.js'
 import { loadConfig, type ServerConfig, unknownVariables } from '../config/load.js'
+import { newerIndex } from '../db/migrations.js'
 import { openMetadataStore, resolveSqliteEngine } from '../db/open.js'
+import { isTrustedProxy, parseTrustedProxies } from '../http/client-address.js'
 import { isUeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
-import { storageDriver } from '../start-up.js'
+import { s3Options, storageDriver } from '../start-up.js'
+import { s3DirectBucket } from '../storage/s3-direct.js'
 import { authSummary, isPublicBind } from './banner.js'
 
-export type Verdict = 'ok' | 'warn' | 'fail'
+/** `info`: something doctor cannot check from here; `check` says how to. */
+export type Verdict = 'ok' | 'info' | 'warn' | 'fail'
 
 export interface Finding {
   verdict: Verdict
@@ -22,6 +27,8 @@ export interface Finding {
   message: string
   /** What to do about it (warn and fail only). */
   fix?: string
+  /** How to check by hand what doctor cannot see (info only). */
+  verify?: string
 }
 
 /**
@@ -34,6 +41,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<n
   for (const f of findings) {
     process.stdout.write(`${f.verdict.padEnd(4)}  ${f.check}: ${f.message}\n`)
     if (f.fix) process.stdout.write(`      fix: ${f.fix}\n`)
+    if (f.verify) process.stdout.write(`      check: ${f.verify}\n`)
   }
   const failed = findings.filter((f) => f.verdict === 'fail').length
   const warned = findings.filter((f) => f.verdict === 'warn').length
@@ -100,6 +108,7 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
       fix: 'bind to 127.0.0.1 behind a reverse proxy (docs/deploy.md), or firewall the port',
     })
   findings.push(await checkPort(config.http.host, config.http.port))
+  if (config.http.trustProxy.length > 0) findings.push(checkProxy(config))
 
   findings.push(await checkFolder('data folder', config.dataDir))
   if (config.storage.driver === 'local' && !config.storage.root.startsWith(`${config.dataDir}/`))
@@ -109,7 +118,11 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
   if (config.site.dir) findings.push(await checkSite(config.site.dir, config.dataDir))
   findings.push(await checkFreeSpace(config))
   findings.push(await checkDatabase(config))
-  if (config.storage.driver === 's3') findings.push(await checkBucket(config))
+  if (config.storage.driver === 's3') {
+    findings.push(await checkBucket(config))
+    const node = checkNodeForSdk()
+    if (node) findings.push(node)
+  }
   if (config.webhooks.url) findings.push(await checkWebhook(config.webhooks))
   return findings
 }
@@ -136,7 +149,10 @@ function checkAuth(config: ServerConfig): Finding {
   return { verdict: 'ok', check, message }
 }
 
-/** The listen address and port are free now (the start takes them before anything else). */
+/**
+ * The listen address and port are free now (the start takes them before anything else), or
+ * held by a running ueditor-server: doctor run next to the service checks that service.
+ */
 async function checkPort(host: string, port: number): Promise<Finding> {
   const check = 'port'
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
@@ -150,9 +166,13 @@ async function checkPort(host: string, port: number): Promise<Finding> {
     return { verdict: 'ok', check, message: `${where} is free` }
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code
+    if (code === 'EADDRINUSE') {
+      const running = await runningServer(host, port)
+      if (running) return { ...running, check, message: `${where} ${running.message}` }
+    }
     const why =
       code === 'EADDRINUSE'
-        ? 'is in use by another process'
+        ? 'is in use by another process (not a ueditor-server: its /healthz does not answer as one)'
         : code === 'EACCES'
           ? 'needs privileges this user does not have'
           : code === 'EADDRNOTAVAIL'
@@ -169,6 +189,89 @@ async function checkPort(host: string, port: number): Promise<Finding> {
     }
   } finally {
     if (probe.listening) await new Promise((resolve) => probe.close(resolve))
+  }
+}
+
+/** How long each request to a server found on the port may take. */
+const PROBE_TIMEOUT_MS = 3_000
+
+/**
+ * Whether the server on `host:port` is a ueditor-server: its `/healthz` answers 200
+ * `{"status":"ok"}` and returns the request id it was sent, and its `/readyz` answers as one.
+ * What `/readyz` says then decides the line.
+ */
+async function runningServer(
+  host: string,
+  port: number,
+): Promise<Omit<Finding, 'check'> | undefined> {
+  const target = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
+  const base = `http://${target.includes(':') ? `[${target}]` : target}:${port}`
+  const id = `doctor-${randomBytes(8).toString('hex')}`
+  const get = async (path: string) => {
+    const res = await fetch(`${base}${path}`, {
+      headers: { 'x-request-id': id },
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    })
+    const body = (await res.json().catch(() => null)) as Record<string, unknown> | null
+    return { status: res.status, echoed: res.headers.get('x-request-id') === id, body }
+  }
+  try {
+    const health = await get('/healthz')
+    if (
+      health.status !== 200 ||
+      !health.echoed ||
+      JSON.stringify(health.body) !== JSON.stringify({ status: 'ok' })
+    )
+      return undefined
+    const ready = await get('/readyz')
+    if (!ready.echoed) return undefined
+    if (ready.status === 200 && ready.body?.status === 'ready')
+      return {
+        verdict: 'ok',
+        message: 'is held by a running ueditor-server (it answers /healthz, and /readyz: ready)',
+      }
+    const failed = Array.isArray(ready.body?.failed) ? (ready.body.failed as string[]) : []
+    if (ready.status === 503 && failed.length > 0)
+      return {
+        verdict: 'warn',
+        message: `is held by a running ueditor-server, which is not ready: /readyz names ${failed.join(', ')}`,
+        fix: "see the lines below and the server's log (journalctl -u ueditor)",
+      }
+    if (ready.status === 503)
+      return {
+        verdict: 'ok',
+        message: 'is held by a running ueditor-server, which is stopping (/readyz: 503)',
+      }
+    return undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * With `http.trustProxy` set, the client's address comes from the proxy's `X-Forwarded-For`.
+ * Whether the proxy sends it, doctor cannot see; it can see a trusted proxy that can never be
+ * the peer (a loopback bind reached only from this machine).
+ */
+function checkProxy(config: ServerConfig): Finding {
+  const check = 'proxy'
+  const { host, trustProxy } = config.http
+  const listed = trustProxy.join(', ')
+  const ranges = parseTrustedProxies(trustProxy)
+  const loopbackOnly = !isPublicBind(host) && host !== 'localhost'
+  if (loopbackOnly && !isTrustedProxy('127.0.0.1', ranges) && !isTrustedProxy('::1', ranges))
+    return {
+      verdict: 'warn',
+      check,
+      message: `http.trustProxy (${listed}) names no loopback address, but the server listens on ${host}, which only this machine reaches: the client's address is never read from X-Forwarded-For, and every visitor counts as the proxy`,
+      fix: 'with the proxy on this machine, set UEDITOR_TRUST_PROXY=loopback; with the proxy elsewhere, listen on an address it reaches (HOST)',
+    }
+  return {
+    verdict: 'info',
+    check,
+    message: `the client's address is read from X-Forwarded-For on connections from ${listed} (http.trustProxy); doctor does not pass through the proxy, so it cannot see whether the proxy sends that header`,
+    verify:
+      "open a page through the proxy, then find that request's access line in the server's log (journalctl -u ueditor -o cat | grep '\"route\":\"editor\"' | tail -1): its client must be your own address, not the proxy's; nginx needs proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for (docs/deploy.md)",
   }
 }
 
@@ -306,6 +409,14 @@ async function checkDatabase(config: ServerConfig): Promise<Finding> {
   try {
     const store = await openMetadataStore(index)
     try {
+      const unknown = await store.unknownMigrations()
+      if (unknown.length > 0)
+        return {
+          verdict: 'fail',
+          check: 'database',
+          message: `${label}: ${newerIndex(unknown).message}`,
+          fix: 'upgrade ueditor-server to the release that migrated this index (or a later one), or restore the index backup taken before that upgrade',
+        }
       await store.files.list({ categories: ['image'], start: 0, size: 0 })
       return { verdict: 'ok', check: 'database', message: `${label} answers` }
     } catch {
@@ -347,18 +458,94 @@ async function checkBucket(config: ServerConfig): Promise<Finding> {
     const size = (await storage.stat(key))?.size
     await storage.delete(key)
     if (size !== 2) throw new Error(`a probe object read back with size ${size}`)
-    return { verdict: 'ok', check: 'bucket', message: `${where} accepts writes, reads and deletes` }
   } catch (e) {
-    const cause = (e as { cause?: unknown }).cause
-    const reason = cause instanceof Error ? cause.message : (e as Error).message
     return {
       verdict: 'fail',
       check: 'bucket',
-      message: `${where}: ${reason}`,
+      message: `${where}: ${reasonOf(e)}`,
       fix: 'check the bucket name, UEDITOR_S3_ENDPOINT, the region and the credentials',
     }
   } finally {
     await storage.close?.()
+  }
+  const users = [
+    ...(config.tus.enabled ? ['resumable uploads (tus)'] : []),
+    ...(directUploadsServed(config) ? ['direct uploads'] : []),
+  ]
+  if (users.length === 0)
+    return { verdict: 'ok', check: 'bucket', message: `${where} accepts writes, reads and deletes` }
+  const multipart = await multipartProblem(config)
+  if (multipart === undefined)
+    return {
+      verdict: 'ok',
+      check: 'bucket',
+      message: `${where} accepts writes, reads, deletes and multipart uploads (create, list parts, abort)`,
+    }
+  return {
+    verdict: 'fail',
+    check: 'bucket',
+    message: `${where} accepts writes, reads and deletes, but not multipart uploads: ${multipart}; ${users.join(' and ')} would fail with 500`,
+    fix: `use an S3 service with multipart uploads (CreateMultipartUpload, ListParts, AbortMultipartUpload), or turn off ${[
+      ...(config.tus.enabled ? ['UEDITOR_TUS_ENABLED=false'] : []),
+      ...(directUploadsServed(config) ? ['UEDITOR_DIRECT_UPLOADS=false'] : []),
+    ].join(' and ')}`,
+  }
+}
+
+/**
+ * What resumable (tus) and direct uploads need of the bucket besides objects: one multipart
+ * upload is created, its parts listed (none) and aborted, after which the bucket must no longer
+ * know it. Undefined when all of that works, else what failed.
+ */
+async function multipartProblem(config: ServerConfig): Promise<string | undefined> {
+  if (config.storage.driver !== 's3') throw new Error('not s3')
+  const bucket = s3DirectBucket(s3Options(config.storage))
+  const key = `doctor/${randomBytes(12).toString('hex')}.multipart` as StorageKey
+  let step = 'CreateMultipartUpload'
+  let open: string | undefined
+  try {
+    const uploadId = await bucket.createMultipart(key, 'application/octet-stream')
+    open = uploadId
+    step = 'ListParts'
+    const parts = await bucket.listParts(key, uploadId)
+    if (parts.length > 0) return `ListParts names ${parts.length} parts of an upload that has none`
+    step = 'AbortMultipartUpload'
+    await bucket.abort(key, uploadId)
+    open = undefined
+    step = 'ListParts after the abort'
+    const left = await bucket.listParts(key, uploadId).then(
+      () => true,
+      (e: unknown) => {
+        if (isUeError(e) && e.code === 'UE_NOT_FOUND') return false
+        throw e
+      },
+    )
+    if (left) return 'AbortMultipartUpload answered, but the upload is still there'
+    return undefined
+  } catch (e) {
+    return `${step} failed (${reasonOf(e)})`
+  } finally {
+    if (open !== undefined) await bucket.abort(key, open).catch(() => {})
+    await bucket.close()
+  }
+}
+
+function reasonOf(e: unknown): string {
+  const cause = (e as { cause?: unknown }).cause
+  return cause instanceof Error ? cause.message : (e as Error).message
+}
+
+/**
+ * On Node 20 the AWS SDK's own notice that its releases from 2027 need Node 22 is turned off in
+ * the binary (cron mails every line); this line says it instead.
+ */
+function checkNodeForSdk(): Finding | undefined {
+  const major = Number(process.versions.node.split('.')[0])
+  if (major >= 22) return undefined
+  return {
+    verdict: 'info',
+    check: 'node',
+    message: `Node ${process.versions.node}: this release holds the AWS SDK (S3) at a version that runs on it; AWS SDK releases from January 2027 need Node 22 (docs/node-versions.md)`,
   }
 }
 

@@ -19,7 +19,7 @@ import { withStore } from './with-store.js'
 /** The command line, for the binary's own usage text. */
 export const FILES_COMMANDS =
   'ueditor-server files reconcile [--fix] [--grace <duration>] [--quiet]\n' +
-  '       ueditor-server files orphans [--fix] [--grace <duration>]'
+  '       ueditor-server files orphans [--fix] [--grace <duration>] [--quiet]'
 
 /** Exit code when mismatches were found and are still there. */
 export const MISMATCHES_LEFT = 3
@@ -47,6 +47,7 @@ orphans    lists the stored files no document references (docs/documents.md), st
            quota. A file a document takes up again in the meantime is kept.
 --grace    the grace period: 7d, 12h, 30m or a number of seconds (default documents.orphanGrace,
            7d).
+--quiet    print nothing when no orphan is left (for cron).
 
 Uses the same configuration as "serve" (--env-file, UEDITOR_CONFIG, UEDITOR_* variables);
 never creates an index that does not exist.`
@@ -140,28 +141,31 @@ export function cliEvents(config: ServerConfig, store: MetadataStore): Events {
   })
 }
 
-/** `files orphans [--fix] [--grace <duration>]`. */
+/** `files orphans [--fix] [--grace <duration>] [--quiet]`. */
 async function runOrphans(
   args: readonly string[],
   usage: (problem: string) => number,
 ): Promise<number> {
   let fix = false
+  let quiet = false
   let graceMs: number | undefined
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]
     if (arg === '--fix') fix = true
+    else if (arg === '--quiet') quiet = true
     else if (arg === '--grace') {
       const parsed = durationAt(args, ++i)
       if (parsed === undefined) return usage(GRACE_NEEDED)
       graceMs = parsed
     } else return usage(`Unexpected argument "${arg}".`)
   }
+  // Held back under --quiet until it is known whether any orphan is left.
+  const lines: string[] = []
+  const say = (text: string) => (quiet ? lines.push(text) : process.stdout.write(text))
   return withStore(async (store, config) => {
     const start = await store.documents.tracking()
     if (start === null) {
-      process.stdout.write(
-        'Document tracking has never been on (documents.enabled), so no file is an orphan.\n',
-      )
+      say('Document tracking has never been on (documents.enabled), so no file is an orphan.\n')
       return 0
     }
     const grace = graceMs ?? (parseDuration(config.documents.orphanGrace) as number)
@@ -174,21 +178,23 @@ async function runOrphans(
           fix,
           hooks: orphanEventHooks(cliEvents(config, store), config.publicUrl),
           seen: (file, removed) =>
-            process.stdout.write(
+            say(
               `orphan: ${file.key} (${file.size} bytes, ${new Date(file.createdAt).toISOString()}` +
                 `${file.owner === null ? '' : `, owner ${file.owner}`})${removed ? ': removed' : fix ? ': kept, a document uses it now' : ''}\n`,
             ),
         },
       )
       const left = result.found - result.removed
-      process.stdout.write(
+      say(
         `\n${count(result.found, 'orphan')} stored since ${new Date(start.startedAt).toISOString()} ` +
           `and more than ${graceText(grace)} ago` +
           (fix ? `; ${result.removed} removed (${result.bytes} bytes).\n` : '.\n') +
           (left > 0 && !fix ? 'Run with --fix to remove them.\n' : ''),
       )
+      if (left > 0 && quiet) process.stdout.write(lines.join(''))
       return left > 0 ? MISMATCHES_LEFT : 0
     } catch (err) {
+      if (quiet) process.stdout.write(lines.join(''))
       if (!isUeError(err)) throw err
       process.stderr.write(`files orphans could not finish (${err.code}): ${err.message}\n`)
       return 1

@@ -32,6 +32,56 @@ function commandsOf(block: string): string[] {
   return block.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'))
 }
 
+/** The jobs of a documented /etc/cron.d block: each line's command, after the schedule and user. */
+function cronJobs(firstLine: string): string[] {
+  return commandsOf(documentedBlock('operations.md', firstLine)).map((line) => {
+    const fields = line.split(/\s+/)
+    assert.ok(
+      fields.slice(0, 5).every((f) => /^(\*|\d+)$/.test(f)),
+      line,
+    )
+    assert.equal(fields[5], 'ueditor', 'each job runs as the unit’s User=')
+    const job = fields.slice(6).join(' ')
+    assert.match(job, / --env-file \/etc\/ueditor\/ueditor\.env /)
+    return job
+  })
+}
+
+/** The one job of `jobs` that runs `command`. */
+function jobRunning(jobs: string[], command: string): string {
+  const found = jobs.filter((j) => j.includes(` ${command}`))
+  assert.equal(found.length, 1, `one job runs ${command}`)
+  return found[0] as string
+}
+
+const CRON_LOCAL =
+  '# /etc/cron.d/ueditor: cron mails what a job prints; each prints only when there is something to see'
+const CRON_S3 =
+  '# /etc/cron.d/ueditor with S3 uploads: the backup copies the bucket; each prints only when there is something to see'
+
+/** What `aws configure` would hold, pointed at the test's S3 server (s3rver's key pair). */
+function awsCliEnv(endpoint: string): Record<string, string> {
+  return {
+    AWS_ENDPOINT_URL: endpoint,
+    AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    AWS_DEFAULT_REGION: 'us-east-1',
+    AWS_REQUEST_CHECKSUM_CALCULATION: 'when_required',
+    AWS_RESPONSE_CHECKSUM_VALIDATION: 'when_required',
+    HOME: tmpdir(),
+  }
+}
+
+/** Whether the AWS CLI runs here; without it an S3 backup test is skipped (failed on CI). */
+function awsCliMissing(t: TestContext): boolean {
+  const cli = spawnSync('aws', ['--version'], { encoding: 'utf8' })
+  if (cli.status === 0) return false
+  const reason = 'the AWS CLI (aws) is not installed; install it (the Debian package awscli)'
+  if (process.env.CI === 'true') assert.fail(reason)
+  t.skip(reason)
+  return true
+}
+
 interface Machine {
   root: string
   dataDir: string
@@ -166,33 +216,23 @@ async function listed(m: Machine): Promise<string[]> {
 
 const keyOf = (url: string) => url.slice('/uploads/'.length)
 
-test('the documented cron lines run as written: the backup prints nothing, reconcile only what is left, and nothing creates an index', async (t) => {
-  const m = await machine(t, ['UEDITOR_LOG_LEVEL=warn', 'UEDITOR_IMAGES_ENABLED=false'])
+test('the documented cron lines run as written: with nothing to report each prints nothing, reconcile prints only what is left, and nothing creates an index', async (t) => {
+  const m = await machine(t, [
+    'UEDITOR_LOG_LEVEL=warn',
+    'UEDITOR_IMAGES_ENABLED=false',
+    'UEDITOR_DOCUMENTS_ENABLED=true',
+  ])
   const unit = documentedBlock('deploy.md', '[Unit]')
   assert.match(unit, /^User=ueditor$/m)
   assert.match(unit, /^EnvironmentFile=\/etc\/ueditor\/ueditor\.env$/m)
-  const lines = commandsOf(
-    documentedBlock(
-      'operations.md',
-      '# /etc/cron.d/ueditor: cron mails what a job prints; both print only when there is something to see',
-    ),
-  )
-  const jobs = lines.map((line) => {
-    const fields = line.split(/\s+/)
-    assert.ok(
-      fields.slice(0, 5).every((f) => /^(\*|\d+)$/.test(f)),
-      line,
-    )
-    assert.equal(fields[5], 'ueditor', 'each job runs as the unit’s User=')
-    return fields.slice(6).join(' ')
-  })
-  const backup = jobs.find((j) => j.includes(' index backup '))
-  const reconcile = jobs.find((j) => j.includes(' files reconcile'))
-  assert.ok(backup && reconcile)
-  for (const job of jobs) assert.match(job, / --env-file \/etc\/ueditor\/ueditor\.env /)
+  const jobs = cronJobs(CRON_LOCAL)
+  jobRunning(jobs, 'index backup ')
+  jobRunning(jobs, 'files orphans')
+  const reconcile = jobRunning(jobs, 'files reconcile')
+  assert.equal(jobs.length, 3)
 
   // Before the service's first start there is no index, and no job makes one.
-  for (const job of [reconcile, backup]) {
+  for (const job of jobs) {
     const early = await m.sh(m.rewrite(job))
     assert.equal(early.code, 1, job)
     assert.match(early.stderr, new RegExp(`^No index at ${m.dataDir}/ueditor.db; `))
@@ -203,13 +243,11 @@ test('the documented cron lines run as written: the backup prints nothing, recon
   await m.start()
   const first = await upload(m, 'a.png')
   const second = await upload(m, 'b.png')
-  const backedUp = await m.sh(m.rewrite(backup))
-  assert.deepEqual(backedUp, { code: 0, stdout: '', stderr: '' })
+  // Nothing to report: each job prints nothing at all, so cron mails nothing.
+  for (const job of jobs)
+    assert.deepEqual(await m.sh(m.rewrite(job)), { code: 0, stdout: '', stderr: '' }, job)
   assert.ok(existsSync(join(m.backups, 'ueditor.db')))
   for (const url of [first, second]) assert.ok(existsSync(join(m.backups, 'uploads', keyOf(url))))
-
-  const clean = await m.sh(m.rewrite(reconcile))
-  assert.deepEqual(clean, { code: 0, stdout: '', stderr: '' })
 
   const uploads = join(m.dataDir, 'uploads')
   const orphan = renderKey(EDITOR_DEFAULTS.imagePathFormat, '.png', new Date(2026, 0, 2))
@@ -224,6 +262,46 @@ test('the documented cron lines run as written: the backup prints nothing, recon
     found.stdout,
     /1 object without a row, 0 rows without an object, 1 foreign object left alone\./,
   )
+  await m.stop()
+})
+
+test('the documented cron lines for S3 uploads run as written and print nothing when there is nothing to report', async (t) => {
+  if (awsCliMissing(t)) return
+  const s3 = await startS3rver()
+  t.after(() => s3.close())
+  const bucket = await s3.createBucket()
+  const m = await machine(
+    t,
+    [
+      'UEDITOR_LOG_LEVEL=warn',
+      'UEDITOR_IMAGES_ENABLED=false',
+      'UEDITOR_DOCUMENTS_ENABLED=true',
+      ...Object.entries(s3.storageEnv(bucket)).map(([name, value]) => `${name}=${value}`),
+      'UEDITOR_S3_PREFIX=site',
+    ],
+    awsCliEnv(s3.endpoint),
+  )
+  const jobs = cronJobs(CRON_S3)
+  assert.equal(jobs.length, 3)
+  // The reconcile and orphans lines are those of local uploads.
+  const local = cronJobs(CRON_LOCAL)
+  for (const command of ['files reconcile', 'files orphans'])
+    assert.equal(jobRunning(jobs, command), jobRunning(local, command))
+  const backup = jobRunning(jobs, 'index backup ')
+  assert.ok(backup.includes(' aws s3 sync ') && backup.includes('s3://my-bucket/site/'), backup)
+  // The AWS CLI of Debian 12 ignores AWS_ENDPOINT_URL: the endpoint goes on its command line.
+  const here = (job: string) =>
+    m
+      .rewrite(job)
+      .replaceAll('s3://my-bucket/', `s3://${bucket}/`)
+      .replaceAll(' aws s3 ', ` aws --endpoint-url ${s3.endpoint} s3 `)
+
+  await m.start()
+  const files = [await upload(m, 'a.png'), await upload(m, 'b.png')]
+  for (const job of jobs)
+    assert.deepEqual(await m.sh(here(job)), { code: 0, stdout: '', stderr: '' }, job)
+  assert.ok(existsSync(join(m.backups, 'ueditor.db')))
+  for (const url of files) assert.ok(existsSync(join(m.backups, 'uploads', keyOf(url))), url)
   await m.stop()
 })
 
@@ -312,12 +390,7 @@ test('the documented PostgreSQL and local-uploads backup and restore run as writ
 })
 
 test('the documented SQLite and S3 backup and restore run as written with the AWS CLI against the bucket', async (t) => {
-  const cli = spawnSync('aws', ['--version'], { encoding: 'utf8' })
-  if (cli.status !== 0) {
-    const reason = 'the AWS CLI (aws) is not installed; install it (the Debian package awscli)'
-    if (process.env.CI === 'true') assert.fail(reason)
-    return t.skip(reason)
-  }
+  if (awsCliMissing(t)) return
   const s3 = await startS3rver()
   t.after(() => s3.close())
   const bucket = await s3.createBucket()
@@ -329,16 +402,7 @@ test('the documented SQLite and S3 backup and restore run as written with the AW
       ...Object.entries(s3.storageEnv(bucket)).map(([name, value]) => `${name}=${value}`),
       'UEDITOR_S3_PREFIX=site',
     ],
-    // What `aws configure` would hold, pointed at the test's S3 server.
-    {
-      AWS_ENDPOINT_URL: s3.endpoint,
-      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
-      AWS_DEFAULT_REGION: 'us-east-1',
-      AWS_REQUEST_CHECKSUM_CALCULATION: 'when_required',
-      AWS_RESPONSE_CHECKSUM_VALIDATION: 'when_required',
-      HOME: tmpdir(),
-    },
+    awsCliEnv(s3.endpoint),
   )
   // The endpoint is also given on the command line: AWS CLI releases before 2.13 (Debian 12's
   // awscli among them) ignore AWS_ENDPOINT_URL and would leave the machine.

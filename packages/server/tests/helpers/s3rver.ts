@@ -89,9 +89,15 @@ export interface RunningS3rver {
  * a part or completion for an upload id of another key (or none) is NoSuchUpload, as on S3.
  * s3rver checks no POST policy: its conditions (key, type, size range, expiry) are not enforced.
  */
-export async function startS3rver(): Promise<RunningS3rver> {
+export async function startS3rver(
+  o: {
+    /** false: s3rver as it is, without the multipart calls it lacks (a store that cannot do them). */
+    multipart?: boolean
+  } = {},
+): Promise<RunningS3rver> {
   const directory = await mkdtemp(join(tmpdir(), 'ue-s3rver-'))
-  let app = await runS3rver(directory, 0)
+  const multipart = o.multipart ?? true
+  let app = await runS3rver(directory, 0, multipart)
   const { port } = app.httpServer.address() as AddressInfo
   let stopped = false
   const stop = async () => {
@@ -155,7 +161,7 @@ export async function startS3rver(): Promise<RunningS3rver> {
     stop,
     async restart() {
       await stop()
-      app = await runS3rver(directory, port)
+      app = await runS3rver(directory, port, multipart)
       stopped = false
     },
     async close() {
@@ -166,7 +172,7 @@ export async function startS3rver(): Promise<RunningS3rver> {
   }
 }
 
-async function runS3rver(directory: string, port: number): Promise<S3rverApp> {
+async function runS3rver(directory: string, port: number, multipart: boolean): Promise<S3rverApp> {
   const S3rver = createRequire(import.meta.url)('s3rver') as S3rverCtor
   const app = new S3rver({
     address: '127.0.0.1',
@@ -176,7 +182,7 @@ async function runS3rver(directory: string, port: number): Promise<S3rverApp> {
     vhostBuckets: false,
   })
   app.middleware.unshift(awsPutSemantics(app))
-  app.middleware.unshift(multipartExtras(directory))
+  if (multipart) app.middleware.unshift(multipartExtras(directory))
   sortedListings(app.store)
   await app.run()
   return app

@@ -37,7 +37,7 @@ test('ueditor-server --help lists the commands and every environment variable', 
     'materials import',
     'materials export',
     'files reconcile [--fix] [--grace <duration>] [--quiet]',
-    'files orphans [--fix] [--grace <duration>]',
+    'files orphans [--fix] [--grace <duration>] [--quiet]',
     'index backup <file>',
     '--env-file <file>',
     '--version',
@@ -55,7 +55,7 @@ test('files reconcile with a wrong argument or grace exits 2 with its usage and 
     ['files', 'reconcile', '--grace'],
     ['files', 'orphans', '--grace', '5x'],
     ['files', 'orphans', '--grace'],
-    ['files', 'orphans', '--quiet'],
+    ['files', 'orphans', '--verbose'],
   ]) {
     const out = await runCli(args, { UEDITOR_DATA_DIR: '/nonexistent/ue-data' })
     assert.equal(out.code, 2, args.join(' '))

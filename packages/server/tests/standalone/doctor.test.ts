@@ -3,8 +3,12 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
+import { unknownEditorKeys } from '../../src/config/editor-keys.js'
+import { loadConfig } from '../../src/config/load.js'
 import { resolveSqliteEngine } from '../../src/db/open.js'
 import { runCli } from '../helpers/cli.js'
+import { skipOrFailMoto, startMoto } from '../helpers/moto.js'
 import { freePort } from '../helpers/ports.js'
 import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer } from '../helpers/start-server.js'
@@ -12,9 +16,9 @@ import { tempDir } from '../helpers/temp-dir.js'
 
 const ENGINE = resolveSqliteEngine('auto')
 
-/** A port held by a listener until the test ends. */
+/** A port held by a listener (one that hangs up on whoever connects) until the test ends. */
 async function heldPort(t: { after(fn: () => Promise<void>): void }): Promise<number> {
-  const holder: Server = createServer()
+  const holder: Server = createServer((socket) => socket.destroy())
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
   t.after(() => new Promise<void>((resolve) => holder.close(() => resolve())))
   return (holder.address() as { port: number }).port
@@ -137,7 +141,7 @@ test('doctor fails a port in use and a static folder without the editor, and pas
   assert.equal(broken.code, 1, broken.stdout)
   assert.ok(
     broken.stdout.includes(
-      `fail  port: 127.0.0.1:${held} is in use by another process\n` +
+      `fail  port: 127.0.0.1:${held} is in use by another process (not a ueditor-server: its /healthz does not answer as one)\n` +
         `      fix: stop the other server (ss -ltnp 'sport = :${held}' names it) or choose another port (PORT, http.port)\n`,
     ),
     broken.stdout,
@@ -254,7 +258,7 @@ test('doctor writes, reads and deletes a probe in a reachable bucket, and fails 
   assert.equal(good.code, 0, good.stdout)
   assert.ok(
     good.stdout.includes(
-      `ok    bucket: bucket ${bucket} at ${s3.endpoint} accepts writes, reads and deletes\n`,
+      `ok    bucket: bucket ${bucket} at ${s3.endpoint} accepts writes, reads, deletes and multipart uploads (create, list parts, abort)\n`,
     ),
     good.stdout,
   )
@@ -327,4 +331,141 @@ test('doctor says whether the webhook host takes connections, posting nothing to
     ),
   )
   assert.match(unreachable.stdout, /Ready to serve \(1 warning\)/)
+})
+
+test('doctor fails a bucket without multipart uploads, which resumable and direct uploads need, and passes one with them', async (t) => {
+  const dir = await tempDir(t, 'ueditor-doctor-')
+  const port = await freePort()
+  const base = { UEDITOR_DATA_DIR: join(dir, 'data'), PORT: String(port) }
+  // s3rver as it is: create and upload part, but no ListParts and no AbortMultipartUpload.
+  const plain = await startS3rver({ multipart: false })
+  t.after(() => plain.close())
+  const plainBucket = await plain.createBucket()
+  const without = await runCli(['doctor'], { ...base, ...plain.storageEnv(plainBucket) }, dir)
+  assert.equal(without.code, 1, without.stdout)
+  assert.match(
+    without.stdout,
+    new RegExp(
+      `^fail  bucket: bucket ${plainBucket} at ${plain.endpoint.replaceAll('.', '\\.')} accepts writes, reads and deletes, but not multipart uploads: ListParts failed \\(.+\\); resumable uploads \\(tus\\) and direct uploads would fail with 500\n` +
+        ' {6}fix: use an S3 service with multipart uploads \\(CreateMultipartUpload, ListParts, AbortMultipartUpload\\), or turn off UEDITOR_TUS_ENABLED=false and UEDITOR_DIRECT_UPLOADS=false\n',
+      'm',
+    ),
+  )
+  // With neither resumable nor direct uploads, objects are all the server needs of the bucket.
+  const objectsOnly = await runCli(
+    ['doctor'],
+    {
+      ...base,
+      ...plain.storageEnv(plainBucket),
+      UEDITOR_TUS_ENABLED: 'false',
+      UEDITOR_DIRECT_UPLOADS: 'false',
+    },
+    dir,
+  )
+  assert.equal(objectsOnly.code, 0, objectsOnly.stdout)
+  assert.match(
+    objectsOnly.stdout,
+    new RegExp(
+      `^ok    bucket: bucket ${plainBucket} at .+ accepts writes, reads and deletes$`,
+      'm',
+    ),
+  )
+
+  const lane = await startMoto()
+  if ('unavailable' in lane) return skipOrFailMoto(t, lane.unavailable)
+  const { moto } = lane
+  t.after(() => moto.close())
+  const bucket = await moto.createBucket()
+  const good = await runCli(['doctor'], { ...base, ...moto.storageEnv(bucket) }, dir)
+  assert.equal(good.code, 0, good.stdout + good.stderr)
+  assert.match(
+    good.stdout,
+    new RegExp(
+      `^ok    bucket: bucket ${bucket} at ${moto.endpoint.replaceAll('.', '\\.')} accepts writes, reads, deletes and multipart uploads \\(create, list parts, abort\\)$`,
+      'm',
+    ),
+  )
+  // The server's own key for direct uploads is no unknown key, and the SDK's notice is off.
+  assert.doesNotMatch(good.stdout, /unknown editor key/)
+  assert.equal(good.stderr, '')
+  // The probe leaves nothing behind: no object and no open multipart upload.
+  const objects = await moto.client.send(new ListObjectsV2Command({ Bucket: bucket }))
+  assert.equal(objects.KeyCount ?? 0, 0)
+  const open = await moto.client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))
+  assert.deepEqual(open.Uploads ?? [], [])
+})
+
+test('the key the server adds for direct uploads (uploadDirectUrl) is not reported as an unknown editor key', () => {
+  const config = loadConfig({
+    env: {
+      UEDITOR_STORAGE: 's3',
+      UEDITOR_S3_BUCKET: 'bucket',
+      UEDITOR_S3_REGION: 'us-east-1',
+      UEDITOR_S3_ENDPOINT: 'http://127.0.0.1:9',
+    },
+  })
+  assert.equal(typeof config.editor.uploadDirectUrl, 'string')
+  assert.deepEqual(unknownEditorKeys(config.editor, config.editorExtraKeys), [])
+})
+
+test('doctor next to the running server finds the port held by it and passes; a foreign server on the port still fails', async (t) => {
+  const srv = await startTestServer(t)
+  const port = new URL(srv.url).port
+  const beside = await runCli(['doctor'], { UEDITOR_DATA_DIR: srv.dataDir, PORT: port })
+  assert.equal(beside.code, 0, beside.stdout)
+  assert.ok(
+    beside.stdout.includes(
+      `ok    port: 127.0.0.1:${port} is held by a running ueditor-server (it answers /healthz, and /readyz: ready)\n`,
+    ),
+    beside.stdout,
+  )
+  assert.match(beside.stdout, /\nReady to serve\.\n$/)
+
+  // Another program answering /healthz as many do is not this server.
+  const { createServer: createHttpServer } = await import('node:http')
+  const foreign = createHttpServer((req, res) => {
+    res.setHeader('content-type', 'application/json')
+    res.end(req.url === '/healthz' ? '{"status":"ok"}' : '{"status":"ready"}')
+  })
+  await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => foreign.close(() => resolve())))
+  const other = String((foreign.address() as { port: number }).port)
+  const taken = await runCli(['doctor'], { UEDITOR_DATA_DIR: srv.dataDir, PORT: other })
+  assert.equal(taken.code, 1, taken.stdout)
+  assert.ok(
+    taken.stdout.includes(
+      `fail  port: 127.0.0.1:${other} is in use by another process (not a ueditor-server: its /healthz does not answer as one)\n`,
+    ),
+    taken.stdout,
+  )
+})
+
+test('doctor says it cannot see whether the proxy forwards the client address and how to check, and warns about a trusted proxy a loopback bind never hears from', async (t) => {
+  const dir = await tempDir(t, 'ueditor-doctor-')
+  const env = { UEDITOR_DATA_DIR: join(dir, 'data'), PORT: String(await freePort()) }
+  const loopback = await runCli(['doctor'], { ...env, UEDITOR_TRUST_PROXY: 'loopback' }, dir)
+  assert.equal(loopback.code, 0, loopback.stdout)
+  const proxyLines = lines(loopback.stdout).filter((l) => /^info {2}proxy:|^ {6}check:/.test(l))
+  assert.equal(proxyLines.length, 2, loopback.stdout)
+  assert.match(
+    proxyLines[0] as string,
+    /^info {2}proxy: the client's address is read from X-Forwarded-For on connections from loopback \(http\.trustProxy\); doctor does not pass through the proxy/,
+  )
+  assert.match(
+    proxyLines[1] as string,
+    /access line.*its client must be your own address, not the proxy's/,
+  )
+  // Information, not a warning: the documented setup is ready to serve without one.
+  assert.match(loopback.stdout, /\nReady to serve\.\n$/)
+
+  const elsewhere = await runCli(['doctor'], { ...env, UEDITOR_TRUST_PROXY: '10.0.0.5' }, dir)
+  assert.equal(elsewhere.code, 0, elsewhere.stdout)
+  assert.ok(
+    elsewhere.stdout.includes(
+      "warn  proxy: http.trustProxy (10.0.0.5) names no loopback address, but the server listens on 127.0.0.1, which only this machine reaches: the client's address is never read from X-Forwarded-For, and every visitor counts as the proxy\n" +
+        '      fix: with the proxy on this machine, set UEDITOR_TRUST_PROXY=loopback; with the proxy elsewhere, listen on an address it reaches (HOST)\n',
+    ),
+    elsewhere.stdout,
+  )
+  assert.match(elsewhere.stdout, /Ready to serve \(1 warning\)/)
 })

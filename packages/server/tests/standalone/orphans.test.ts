@@ -147,6 +147,12 @@ for (const lane of lanes)
       assert.equal(listed.code, 3, listed.stdout + listed.stderr)
       assert.deepEqual(orphanLines(listed.stdout), [c])
       assert.match(listed.stdout, /Run with --fix to remove them\./)
+      // For cron: nothing at all when no orphan is left, the same report as without when some are.
+      const quiet = await runCli(['files', 'orphans', '--quiet'], on)
+      assert.deepEqual(quiet, { code: 0, stdout: '', stderr: '' })
+      const quietFound = await runCli(['files', 'orphans', '--quiet', '--grace', '0'], on)
+      assert.equal(quietFound.code, 3)
+      assert.equal(quietFound.stdout, listed.stdout)
 
       const index = await indexOf(on)
       const usage = await index.usage('alice')
@@ -209,6 +215,8 @@ for (const lane of lanes)
       const never = await runCli(['files', 'orphans', '--fix', '--grace', '0'], env)
       assert.equal(never.code, 0, never.stderr)
       assert.match(never.stdout, /Document tracking has never been on/)
+      const quietNever = await runCli(['files', 'orphans', '--quiet'], env)
+      assert.deepEqual(quietNever, { code: 0, stdout: '', stderr: '' })
 
       const on = { ...env, UEDITOR_DOCUMENTS_ENABLED: 'true' }
       const first = await serve(on)
