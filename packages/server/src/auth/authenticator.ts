@@ -51,7 +51,9 @@ export function createAuthenticator(
   const extraMatch = tokenTable(extra.tokens)
   const verify = modeVerifier(setup)
   const channels = { header: settings.header, queryParam: settings.queryParam }
-  const refuseAnonymous = unconfiguredGuard(setup.mode, log)
+  // A surface with tokens of its own (the materials API's) is configured: a caller without one
+  // gets that surface's own refusal.
+  const refuseAnonymous = extra.tokens.length > 0 ? () => {} : unconfiguredGuard(setup.mode, log)
 
   const refuse = (
     request: Request,
