@@ -120,7 +120,8 @@ void createMaterialLoaders
   step('start the installed bin on port 0')
   server = spawn(bin, [], {
     cwd: app,
-    env: { ...env, PORT: '0', HOST: '127.0.0.1', UEDITOR_LOG_LEVEL: 'warn' },
+    // Anonymous on purpose: the upload below carries no credential.
+    env: { ...env, PORT: '0', HOST: '127.0.0.1', UEDITOR_AUTH: 'none', UEDITOR_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let banner = ''
