@@ -136,7 +136,8 @@ void createMaterialLoaders
   step('start the installed bin on port 0')
   server = spawn(bin, [], {
     cwd: app,
-    env: { ...env, PORT: '0', HOST: '127.0.0.1', UEDITOR_LOG_LEVEL: 'warn', UEDITOR_AUTH: 'none' },
+    // Anonymous on purpose: the upload below carries no credential.
+    env: { ...env, PORT: '0', HOST: '127.0.0.1', UEDITOR_AUTH: 'none', UEDITOR_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let banner = ''

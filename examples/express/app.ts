@@ -1,4 +1,7 @@
-// An existing Express app that adds the editor backend: `node examples/dist/express/app.js`.
+// An existing Express app that adds the editor backend:
+// `UEDITOR_AUTH=none node examples/dist/express/app.js`.
+// UEDITOR_AUTH=none lets anyone who can reach it upload, for a trial on this machine; without
+// it, or an auth setting (docs/auth.md), uploads are refused (UE_AUTH_NOT_CONFIGURED).
 import { createUeditorServer } from '@ueditor-backend/server'
 import { ueditorExpress } from '@ueditor-backend/server/express'
 import express from 'express'

@@ -1,4 +1,7 @@
-// An existing Fastify app that adds the editor backend: `node examples/dist/fastify/app.js`.
+// An existing Fastify app that adds the editor backend:
+// `UEDITOR_AUTH=none node examples/dist/fastify/app.js`.
+// UEDITOR_AUTH=none lets anyone who can reach it upload, for a trial on this machine; without
+// it, or an auth setting (docs/auth.md), uploads are refused (UE_AUTH_NOT_CONFIGURED).
 import { createUeditorServer } from '@ueditor-backend/server'
 import { ueditorFastify } from '@ueditor-backend/server/fastify'
 import Fastify from 'fastify'

@@ -1,4 +1,7 @@
-// An existing Koa app that adds the editor backend: `node examples/dist/koa/app.js`.
+// An existing Koa app that adds the editor backend:
+// `UEDITOR_AUTH=none node examples/dist/koa/app.js`.
+// UEDITOR_AUTH=none lets anyone who can reach it upload, for a trial on this machine; without
+// it, or an auth setting (docs/auth.md), uploads are refused (UE_AUTH_NOT_CONFIGURED).
 import { createUeditorServer } from '@ueditor-backend/server'
 import { ueditorKoa } from '@ueditor-backend/server/koa'
 import Koa from 'koa'

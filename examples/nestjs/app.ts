@@ -1,4 +1,7 @@
-// A NestJS app (Express platform) that adds the editor backend: `node examples/dist/nestjs/app.js`.
+// A NestJS app (Express platform) that adds the editor backend:
+// `UEDITOR_AUTH=none node examples/dist/nestjs/app.js`.
+// UEDITOR_AUTH=none lets anyone who can reach it upload, for a trial on this machine; without
+// it, or an auth setting (docs/auth.md), uploads are refused (UE_AUTH_NOT_CONFIGURED).
 import 'reflect-metadata'
 import { Body, Controller, Module, Post } from '@nestjs/common'
 import { NestFactory } from '@nestjs/core'

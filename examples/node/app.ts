@@ -1,4 +1,7 @@
-// A plain node:http app that adds the editor backend: `node examples/dist/node/app.js`.
+// A plain node:http app that adds the editor backend:
+// `UEDITOR_AUTH=none node examples/dist/node/app.js`.
+// UEDITOR_AUTH=none lets anyone who can reach it upload, for a trial on this machine; without
+// it, or an auth setting (docs/auth.md), uploads are refused (UE_AUTH_NOT_CONFIGURED).
 import { createServer } from 'node:http'
 import { createUeditorServer } from '@ueditor-backend/server'
 import { toNodeHandler } from '@ueditor-backend/server/node'

@@ -160,10 +160,11 @@ describe('the loaders bundle in Chromium against the real materials API', () => 
 
   test('the example designer page wires the ESM bundle and shows the categories and materials', async (t) => {
     const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-loaders-'))
-    // The example page reads without a token: reads are public on loopback when none is set.
+    // The example page reads without a token: reads are public on loopback when none is set
+    // and anonymous use was chosen.
     const server = await startServer({
       env: {},
-      config: { dataDir, logLevel: 'silent', http: { port: 0 } },
+      config: { dataDir, logLevel: 'silent', http: { port: 0 }, auth: { mode: 'none' } },
     })
     t.after(async () => {
       await server.close()

@@ -8,10 +8,10 @@ import type { Logger } from '../shared/types.js'
 import { presentedCredential, unreadQueryToken } from './credentials.js'
 import { jwtVerifier, KEYS_UNAVAILABLE } from './jwt.js'
 import type { ResolvedMode } from './mode.js'
-import { proxiedWithoutAuthGuard } from './proxied.js'
 import { type TokenEntry, tokenTable, userTokens } from './static-tokens.js'
 import type { FailureThrottle } from './throttle.js'
 import type { AuthMode, AuthorizeHook, Grant, Principal } from './types.js'
+import { unconfiguredGuard } from './unconfigured.js'
 
 /** What every authenticator of one server shares: settings, mode, hook, failure throttle. */
 export interface AuthSetup {
@@ -27,7 +27,7 @@ export interface Authenticator {
   /**
    * Who the request acts for. Throws UE_UNAUTHORIZED (detail `missing` or `invalid`) or
    * UE_AUTH_THROTTLED; every refusal is one audit line, without the credential. In a mode none
-   * nobody chose, a request through a proxy throws UE_PROXY_WITHOUT_AUTH (`proxied.ts`).
+   * nobody chose, an anonymous request throws UE_AUTH_NOT_CONFIGURED (`unconfigured.ts`).
    */
   authenticate(request: Request, url?: URL): Promise<Principal>
 }
@@ -51,7 +51,9 @@ export function createAuthenticator(
   const extraMatch = tokenTable(extra.tokens)
   const verify = modeVerifier(setup)
   const channels = { header: settings.header, queryParam: settings.queryParam }
-  const refuseProxied = proxiedWithoutAuthGuard(setup.mode, log)
+  // A surface with tokens of its own (the materials API's) is configured: a caller without one
+  // gets that surface's own refusal.
+  const refuseAnonymous = extra.tokens.length > 0 ? () => {} : unconfiguredGuard(setup.mode, log)
 
   const refuse = (
     request: Request,
@@ -89,9 +91,9 @@ export function createAuthenticator(
     async authenticate(request, url = urlOf(request)) {
       const info = requestInfo(request)
       const address = info?.remoteAddress
-      // Mode none and nothing else to check: credentials are ignored, as before auth existed.
+      // Mode none and nothing else to check: credentials are ignored.
       if (mode === 'none' && !extra.checkInModeNone) {
-        refuseProxied(request)
+        refuseAnonymous(request)
         return ANONYMOUS
       }
       const presented = presentedCredential(request, url, channels)
@@ -115,7 +117,7 @@ export function createAuthenticator(
         }
       }
       if (mode === 'none') {
-        refuseProxied(request)
+        refuseAnonymous(request)
         return ANONYMOUS
       }
       if (mode === 'hook' && hook) {

@@ -9,7 +9,10 @@ export interface ResolvedMode {
   explicit: boolean
 }
 
-/** `auth.mode` when set; else the hook, then JWT, then static tokens, then none. */
+/**
+ * `auth.mode` when set; else the hook, then JWT, then static tokens, then none. A mode none
+ * that is only inferred (`explicit: false`) lets nobody in anonymously (`unconfigured.ts`).
+ */
 export function resolveAuthMode(auth: ServerConfig['auth'], hasHook: boolean): ResolvedMode {
   if (auth.mode !== undefined) {
     if (auth.mode === 'hook' && !hasHook)

@@ -28,7 +28,8 @@ export function createMaterialsApi(o: {
   auth: AuthSetup
 }): MaterialsApi {
   const { materials, http } = o.config
-  const noAuth = o.auth.mode.mode === 'none'
+  // Anonymous reads are a choice too: only in a mode none that was set.
+  const noAuth = o.auth.mode.mode === 'none' && o.auth.mode.explicit
   const publicReads = noAuth && materials.tokens.length === 0 && isLoopbackHost(http.host)
   if (materials.enabled && noAuth && materials.tokens.length === 0 && !publicReads)
     o.log.warn(

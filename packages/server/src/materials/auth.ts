@@ -33,7 +33,7 @@ export function createMaterialsAuth(o: {
       if (!isUeError(e)) throw e
       if (e.code === 'UE_AUTH_THROTTLED')
         throw new UeError(e.code, { detail: e.detail, headers: { 'Retry-After': '60' } })
-      if (e.code === 'UE_PROXY_WITHOUT_AUTH') throw e
+      if (e.code === 'UE_AUTH_NOT_CONFIGURED') throw e
       throw refusal(
         'UE_UNAUTHORIZED',
         e.detail === 'missing' ? REALM : `${REALM}, error="invalid_token"`,

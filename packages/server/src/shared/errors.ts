@@ -56,7 +56,7 @@ export const CODES = {
   UE_AI_PROMPT_TOO_LARGE: { status: 413 },
   UE_AI_UPSTREAM_FAILED: { status: 502 },
   UE_AI_TIMEOUT: { status: 504 },
-  UE_PROXY_WITHOUT_AUTH: { status: 403 },
+  UE_AUTH_NOT_CONFIGURED: { status: 403 },
   UE_UPLOAD_PENDING: { status: 200 },
   UE_INDEX_NEWER: { status: 500 },
 } as const satisfies Record<string, { status: number }>

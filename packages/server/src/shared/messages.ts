@@ -57,7 +57,8 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_AI_PROMPT_TOO_LARGE: 'AI 提示内容过长',
     UE_AI_UPSTREAM_FAILED: 'AI 服务暂时不可用，请稍后再试',
     UE_AI_TIMEOUT: 'AI 服务响应超时，请稍后再试',
-    UE_PROXY_WITHOUT_AUTH: '服务器未配置身份验证，不接受经代理转发的请求',
+    UE_AUTH_NOT_CONFIGURED:
+      '服务器未配置身份验证：请设置 UEDITOR_AUTH_TOKENS 或 JWT 密钥，或以 UEDITOR_AUTH=none 允许匿名使用',
     UE_UPLOAD_PENDING: '文件仍在上传或处理中，请稍后再查询',
     UE_INDEX_NEWER: '文件索引属于更新版本的服务器，请升级服务器',
   },
@@ -115,8 +116,8 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_AI_PROMPT_TOO_LARGE: 'The AI prompt is too long',
     UE_AI_UPSTREAM_FAILED: 'The AI service is unavailable, please retry later',
     UE_AI_TIMEOUT: 'The AI service did not answer in time, please retry later',
-    UE_PROXY_WITHOUT_AUTH:
-      'No authentication is configured on the server, so requests through a proxy are refused',
+    UE_AUTH_NOT_CONFIGURED:
+      'No authentication is configured on the server: set UEDITOR_AUTH_TOKENS or a JWT key, or UEDITOR_AUTH=none to allow anonymous use',
     UE_UPLOAD_PENDING: 'The upload is still arriving or being processed; ask again shortly',
     UE_INDEX_NEWER: 'The file index belongs to a newer release of the server; upgrade the server',
   },

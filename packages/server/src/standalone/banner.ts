@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import type { ResolvedMode } from '../auth/mode.js'
+import { AUTH_SETTINGS_HINT } from '../auth/unconfigured.js'
 import type { ServerConfig } from '../config/load.js'
 import { resolveSqliteEngine } from '../db/open.js'
 import type { RunningServer } from './serve.js'
@@ -57,7 +58,13 @@ export function bannerText(server: RunningServer, version: string): string {
   return out
 }
 
-/** Who may use the server, in one line: the mode and what it checks, or that anyone may. */
+/** What a server without any auth setting does. */
+export const UNCONFIGURED = 'not configured: uploads, listings and captures are refused'
+
+/**
+ * Who may use the server, in one line: the mode and what it checks, that anyone may (mode none
+ * chosen), or that nobody may yet (no auth setting at all) and what to set.
+ */
 export function authSummary(config: ServerConfig, mode: ResolvedMode): string {
   const { auth } = config
   const also = auth.queryParam
@@ -65,7 +72,9 @@ export function authSummary(config: ServerConfig, mode: ResolvedMode): string {
     : ''
   switch (mode.mode) {
     case 'none':
-      return `none${mode.explicit ? ' (UEDITOR_AUTH=none)' : ''}: anyone who reaches this server may upload, list and capture files`
+      return mode.explicit
+        ? 'none (UEDITOR_AUTH=none): anyone who can reach this port may upload, list and capture files'
+        : `${UNCONFIGURED} until you ${AUTH_SETTINGS_HINT}`
     case 'tokens': {
       const users = new Set(auth.tokens.map((t) => t.slice(0, t.indexOf(':')))).size
       return `static tokens (${users} user${users === 1 ? '' : 's'})${also}`

@@ -5,6 +5,7 @@ import { connect, createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { Readable } from 'node:stream'
 import { bindVerdict, resolveAuthMode } from '../auth/mode.js'
+import { AUTH_SETTINGS_HINT, isUnconfigured } from '../auth/unconfigured.js'
 import { crossOriginProblem } from '../config/cross-origin.js'
 import { directUploadsServed } from '../config/direct-url.js'
 import { unknownEditorKeys } from '../config/editor-keys.js'
@@ -16,7 +17,7 @@ import { isUeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
 import { s3Options, storageDriver } from '../start-up.js'
 import { s3DirectBucket } from '../storage/s3-direct.js'
-import { authSummary, isPublicBind } from './banner.js'
+import { authSummary, isPublicBind, UNCONFIGURED } from './banner.js'
 
 /** `info`: something doctor cannot check from here; `check` says how to. */
 export type Verdict = 'ok' | 'info' | 'warn' | 'fail'
@@ -127,18 +128,23 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
   return findings
 }
 
-/** Who may use the server: the mode, said plainly, and whether the start allows it here. */
+/**
+ * Who may use the server: the mode, said plainly, and whether the start allows it here. Without
+ * any auth setting the server refuses anonymous uploads, which is a warning on loopback.
+ */
 function checkAuth(config: ServerConfig): Finding {
   const check = 'auth'
   const mode = resolveAuthMode(config.auth, false)
-  const message = authSummary(config, mode)
   if (bindVerdict(config.http.host, mode) === 'refuse')
     return {
       verdict: 'fail',
       check,
-      message: `${message}; the start refuses this on ${config.http.host}, which is not loopback`,
-      fix: 'set UEDITOR_AUTH_TOKENS, UEDITOR_AUTH_JWT_SECRET or UEDITOR_AUTH_JWKS_URL (docs/auth.md), or UEDITOR_AUTH=none to serve everyone on purpose',
+      message: `${UNCONFIGURED}, and the start refuses ${config.http.host}, which is not loopback`,
+      fix: AUTH_SETTINGS_HINT,
     }
+  if (isUnconfigured(mode))
+    return { verdict: 'warn', check, message: UNCONFIGURED, fix: AUTH_SETTINGS_HINT }
+  const message = authSummary(config, mode)
   if (mode.mode === 'none' && isPublicBind(config.http.host))
     return {
       verdict: 'warn',

@@ -103,7 +103,8 @@ interface Machine {
 /**
  * One machine laid out as docs/deploy.md says, under a temp folder: the server binary where npm
  * puts it, the environment file (the documented one, with the test's folders and port, plus
- * `extraEnv`), the data folder and the backup folder.
+ * `UEDITOR_AUTH=none`, since these checks upload without a credential, and `extraEnv`), the
+ * data folder and the backup folder.
  */
 async function machine(
   t: TestContext,
@@ -137,7 +138,7 @@ async function machine(
   assert.match(documented, /^PORT=8080$/m)
   await writeFile(
     envFile,
-    `${rewrite(documented).replace(/^PORT=8080$/m, 'PORT=0')}${extraEnv.map((l) => `${l}\n`).join('')}`,
+    `${rewrite(documented).replace(/^PORT=8080$/m, 'PORT=0')}${['UEDITOR_AUTH=none', ...extraEnv].map((l) => `${l}\n`).join('')}`,
   )
 
   let server: { child: ChildProcess; url: string } | undefined

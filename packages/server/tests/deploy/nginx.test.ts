@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer as createHttpServer } from 'node:http'
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { createServer as createHttpServer, request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
@@ -15,7 +15,13 @@ import { hsToken, SECRET } from '../helpers/auth.js'
 import { documentedBlock } from '../helpers/documented.js'
 import { blob, MP4, png } from '../helpers/fixtures.js'
 import { jsonLog } from '../helpers/json-log.js'
-import { documentedSite, nginxSize, siteLocation, startDocumentedSite } from '../helpers/nginx.js'
+import {
+  documentedSite,
+  nginxSize,
+  siteLocation,
+  startDocumentedSite,
+  startNginx as startNginxWith,
+} from '../helpers/nginx.js'
 import { freePort } from '../helpers/ports.js'
 import { startS3rver } from '../helpers/s3rver.js'
 import { eventually, startTestServer } from '../helpers/start-server.js'
@@ -83,6 +89,23 @@ async function startNginx(t: TestContext, upstreamPorts: number | number[], root
     root,
   })
   if (nginx) errorLogs.set(nginx.url, nginx.errors)
+  return nginx?.url
+}
+
+/**
+ * The smallest site docs/deploy.md names (`location / { proxy_pass http://127.0.0.1:8080; }`),
+ * in a server of its own on a loopback port, passing to `upstreamPort`.
+ */
+async function startBareNginx(t: TestContext, upstreamPort: number) {
+  const m = /`(location \/ \{ proxy_pass http:\/\/127\.0\.0\.1:8080; \})`/.exec(
+    readFileSync(DEPLOY_MD, 'utf8'),
+  )
+  assert.ok(m, 'docs/deploy.md names the bare proxy_pass site')
+  const location = (m[1] as string).replace('127.0.0.1:8080', `127.0.0.1:${upstreamPort}`)
+  const nginx = await startNginxWith(
+    t,
+    ({ port }) => `server {\n    listen 127.0.0.1:${port};\n    ${location}\n}\n`,
+  )
   return nginx?.url
 }
 
@@ -196,26 +219,124 @@ async function uploadPng(url: string, headers: Record<string, string>): Promise<
   }
 }
 
-test('behind the documented nginx site, a server without authentication refuses uploads, listings and materials readably; UEDITOR_AUTH=none lets them through on purpose', async (t) => {
-  const root = await siteRoot(t)
-  const guessed = await startTestServer(t, { limits: { minFreeBytes: 0 } })
-  const url = await startNginx(t, portOf(guessed), root)
-  if (!url) return
-  const config = await (await fetch(`${url}/ueditor?action=config`)).json()
-  assert.equal(config.imageActionName, 'image', 'the page still loads its configuration')
-  assert.equal(await uploadPng(url, {}), 'UE_PROXY_WITHOUT_AUTH')
-  const list = await (await fetch(`${url}/ueditor?action=listImage&start=0&size=20`)).json()
-  assert.equal(list.code, 'UE_PROXY_WITHOUT_AUTH')
-  assert.equal(typeof list.state, 'string')
-  const materials = await fetch(`${url}/materials/categories`)
-  assert.equal(materials.status, 403)
-  assert.equal((await materials.json()).error.code, 'UE_PROXY_WITHOUT_AUTH')
-  assert.deepEqual(await guessed.storedFiles(), [])
+/** The environment file of docs/deploy.md (`/etc/ueditor/ueditor.env`), its auth lines aside. */
+function documentedEnvFile(): Record<string, string> {
+  const m = /```sh\n# \/etc\/ueditor\/ueditor\.env:[^\n]*\n([\s\S]*?)```/.exec(
+    readFileSync(DEPLOY_MD, 'utf8'),
+  )
+  assert.ok(m, 'docs/deploy.md has the environment file')
+  const env: Record<string, string> = {}
+  for (const line of (m[1] as string).split('\n')) {
+    const setting = /^([A-Z_]+)=(.*)$/.exec(line)
+    if (setting) env[setting[1] as string] = setting[2] as string
+  }
+  assert.ok(!Object.keys(env).some((name) => name.startsWith('UEDITOR_AUTH')), 'no auth lines')
+  return env
+}
 
-  const meant = await startTestServer(t, { auth: { mode: 'none' }, limits: { minFreeBytes: 0 } })
-  const open = await startNginx(t, portOf(meant), root)
-  assert.ok(open)
-  assert.equal(await uploadPng(open, {}), 'SUCCESS')
+/** A request with a `Host` of our choosing (fetch will not send one); its answer's JSON. */
+function sendWithHost(url: string, host: string, init: { method: string; body?: FormData }) {
+  return new Promise<Record<string, unknown>>((resolve, reject) => {
+    void (async () => {
+      const encoded = init.body ? new Response(init.body) : undefined
+      const body = encoded ? Buffer.from(await encoded.arrayBuffer()) : undefined
+      const headers: Record<string, string> = { Host: host }
+      if (encoded && body) {
+        headers['Content-Type'] = encoded.headers.get('content-type') ?? ''
+        headers['Content-Length'] = String(body.length)
+      }
+      const req = httpRequest(url, { method: init.method, headers }, (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (c) => {
+          text += c
+        })
+        res.on('end', () => resolve(JSON.parse(text)))
+      })
+      req.on('error', reject)
+      req.end(body)
+    })().catch(reject)
+  })
+}
+
+async function codeOf(res: Response): Promise<string> {
+  const body = await res.json()
+  return body.code ?? body.error?.code ?? body.state
+}
+
+test('started as the documented unit starts it, without auth lines, behind the documented nginx site or a bare proxy_pass one, the server stores nothing for anyone', async (t) => {
+  const root = await siteRoot(t)
+  const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-unit-'))
+  t.after(() => rm(dataDir, { recursive: true, force: true }))
+  const env = {
+    ...documentedEnvFile(),
+    UEDITOR_DATA_DIR: dataDir,
+    // What the finding turned on; each of them must refuse an anonymous caller too.
+    UEDITOR_DOCUMENTS_ENABLED: 'true',
+    UEDITOR_TUS_ENABLED: 'true',
+    UEDITOR_LIMIT_MIN_FREE_BYTES: '0',
+  }
+  const port = await freePort()
+  const node = await startCliNode(t, port, env)
+  assert.match(node.output(), /auth: +not configured: uploads, listings and captures are refused/)
+  const documented = await startNginx(t, port, root)
+  if (!documented) return
+  const bare = await startBareNginx(t, port)
+  assert.ok(bare)
+
+  for (const url of [documented, bare]) {
+    const config = await (await fetch(`${url}/ueditor?action=config`)).json()
+    assert.equal(config.imageActionName, 'image', `${url}: the page still loads its configuration`)
+    assert.equal(await uploadPng(url, {}), 'UE_AUTH_NOT_CONFIGURED', url)
+    const list = await fetch(`${url}/ueditor?action=listImage&start=0&size=20`)
+    assert.equal(await codeOf(list), 'UE_AUTH_NOT_CONFIGURED', url)
+    const materials = await fetch(`${url}/materials/categories`)
+    assert.equal(materials.status, 403)
+    assert.equal(await codeOf(materials), 'UE_AUTH_NOT_CONFIGURED', url)
+    // A client that writes this machine's name into Host, which the documented site passes on.
+    for (const host of ['127.0.0.1', 'localhost', `127.0.0.1:${port}`]) {
+      const form = new FormData()
+      form.append('upfile', blob(png(16, 16), 'image/png'), 'a.png')
+      const answer = await sendWithHost(`${url}/ueditor?action=image`, host, {
+        method: 'POST',
+        body: form,
+      })
+      assert.equal(answer.code, 'UE_AUTH_NOT_CONFIGURED', `${url} with Host: ${host}`)
+    }
+  }
+  // The bare site passes every path, so the documents API and tus are reachable through it.
+  const saved = await fetch(`${bare}/documents/first-article`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'text/html' },
+    body: '<p>hello</p>',
+  })
+  assert.equal(saved.status, 403)
+  assert.equal(await codeOf(saved), 'UE_AUTH_NOT_CONFIGURED')
+  const created = await fetch(`${bare}/tus`, {
+    method: 'POST',
+    headers: { 'Tus-Resumable': '1.0.0', 'Upload-Length': '10' },
+  })
+  assert.equal(created.status, 403)
+  assert.equal(await codeOf(created), 'UE_AUTH_NOT_CONFIGURED')
+
+  node.child.kill('SIGTERM')
+  assert.equal(await node.exited, 0, node.output())
+  // Nothing was stored: the same data folder, now open on purpose, has no file and no document.
+  const files = await readdir(dataDir, { recursive: true, withFileTypes: true })
+  assert.deepEqual(
+    files.filter((f) => f.isFile() && !/^ueditor\.db(-wal|-shm)?$/.test(f.name)).map((f) => f.name),
+    [],
+  )
+  const open = await startCliNode(t, port, { ...env, UEDITOR_AUTH: 'none' })
+  const direct = `http://127.0.0.1:${port}`
+  const listed = await (await fetch(`${direct}/ueditor?action=listImage&start=0&size=20`)).json()
+  assert.equal(listed.total, 0, JSON.stringify(listed))
+  assert.equal((await fetch(`${direct}/documents/first-article`)).status, 404)
+  // UEDITOR_AUTH=none lets anyone through, on purpose.
+  assert.equal(await uploadPng(bare, {}), 'SUCCESS')
+  assert.equal(await uploadPng(documented, {}), 'SUCCESS')
+  open.child.kill('SIGTERM')
+  await open.exited
 })
 
 test('behind the documented nginx site, the recipe’s server refuses an upload without a credential and stores one with it', async (t) => {

@@ -21,10 +21,13 @@ interface Standalone {
   url: string
 }
 
-/** The binary as an operator runs it; resolves once the banner names the address. */
+/**
+ * The binary as an operator runs it, open to anyone on purpose (the uploads carry no
+ * credential); resolves once the banner names the address.
+ */
 async function startStandalone(t: TestContext, env: NodeJS.ProcessEnv): Promise<Standalone> {
   const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, UEDITOR_AUTH: 'none', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   t.after(() => {

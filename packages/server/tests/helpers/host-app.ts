@@ -6,8 +6,12 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { createUeditorServer, type UeditorServer } from '../../src/index.js'
+import { anonymousUnlessSet } from './start-server.js'
 
-/** A host app on 127.0.0.1:0 around an embedded server; both closed after the test. */
+/**
+ * A host app on 127.0.0.1:0 around an embedded server; both closed after the test. Without an
+ * auth setting the server is anonymous on purpose (`auth.mode: 'none'`).
+ */
 export async function hostApp(
   t: TestContext,
   listener: (ue: UeditorServer) => RequestListener,
@@ -16,7 +20,7 @@ export async function hostApp(
   const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-embed-'))
   const ue = await createUeditorServer({
     env: {},
-    config: { logLevel: 'silent', ...config, dataDir },
+    config: { logLevel: 'silent', ...anonymousUnlessSet(config), dataDir },
   })
   const app = createServer(listener(ue))
   await new Promise<void>((r) => app.listen(0, '127.0.0.1', r))

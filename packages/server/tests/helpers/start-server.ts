@@ -18,11 +18,45 @@ export interface TestServer extends RunningServer {
   tempFiles(): Promise<string[]>
 }
 
-/** A real standalone server on 127.0.0.1:0 with a fresh data folder; closed after the test. */
+type StartOptions = Pick<UeditorOptions, 'remote' | 'logger' | 'authorize' | 'on'>
+
+/**
+ * A real standalone server on 127.0.0.1:0 with a fresh data folder; closed after the test. A
+ * test that sets no auth at all means anonymous use, so it gets `auth.mode: 'none'` said
+ * explicitly, as an operator would; `startUnconfiguredServer` keeps the default.
+ */
 export async function startTestServer(
   t: TestContext | { after(fn: () => Promise<void>): void },
   config: ServerConfigInput = {},
-  options: Pick<UeditorOptions, 'remote' | 'logger' | 'authorize' | 'on'> = {},
+  options: StartOptions = {},
+): Promise<TestServer> {
+  return startUnconfiguredServer(
+    t,
+    anonymousUnlessSet(config, options.authorize !== undefined),
+    options,
+  )
+}
+
+/**
+ * `config` with `auth.mode: 'none'` added when it sets no auth mode nor a credential of one
+ * (and no `authorize` hook is passed): what a test that means anonymous use starts.
+ */
+export function anonymousUnlessSet(config: ServerConfigInput, hook = false): ServerConfigInput {
+  const auth = config.auth ?? {}
+  const set =
+    hook ||
+    auth.mode !== undefined ||
+    (auth.tokens?.length ?? 0) > 0 ||
+    auth.jwt?.secret !== undefined ||
+    auth.jwt?.jwksUrl !== undefined
+  return set ? config : { ...config, auth: { ...auth, mode: 'none' } }
+}
+
+/** As `startTestServer`, with no auth setting added: as a server started with none. */
+export async function startUnconfiguredServer(
+  t: TestContext | { after(fn: () => Promise<void>): void },
+  config: ServerConfigInput = {},
+  options: StartOptions = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-test-'))
   const removeDataDir = () => rm(dataDir, { recursive: true, force: true })

@@ -21,6 +21,7 @@ import {
 } from '../../src/index.js'
 import type { HostContext } from '../../src/shared/request-info.js'
 import { blob, PDF, png } from '../helpers/fixtures.js'
+import { anonymousUnlessSet } from '../helpers/start-server.js'
 
 async function embedded(
   t: TestContext,
@@ -31,7 +32,11 @@ async function embedded(
   const ue = await createUeditorServer({
     ...options,
     env: {},
-    config: { logLevel: 'silent', ...config, dataDir },
+    config: {
+      logLevel: 'silent',
+      ...anonymousUnlessSet(config, options.authorize !== undefined),
+      dataDir,
+    },
   })
   t.after(async () => {
     await ue.close()

@@ -42,6 +42,23 @@ after(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup()
 })
 
+/**
+ * The variables of the command the example's first lines give to run it
+ * (`UEDITOR_AUTH=none node examples/dist/<name>/app.js`), so the test runs what they say.
+ */
+function documentedEnv(name: string): Record<string, string> {
+  const source = readFileSync(join(EXAMPLES, '..', name, 'app.ts'), 'utf8')
+  const m = new RegExp(`\`((?:[A-Z_]+=\\S+ )*)node examples/dist/${name}/app\\.js\``).exec(source)
+  assert.ok(m, `examples/${name}/app.ts says how to run it`)
+  return Object.fromEntries(
+    (m[1] as string)
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((pair) => pair.split('=', 2) as [string, string]),
+  )
+}
+
 /** Starts `examples/<name>/app.ts` as its own process on 127.0.0.1:0, as a user would. */
 async function startExample(name: string): Promise<Example> {
   const dataDir = await mkdtemp(join(tmpdir(), `ueditor-example-${name}-`))
@@ -59,6 +76,7 @@ async function startExample(name: string): Promise<Example> {
   )
   const child = spawn(process.execPath, [join(EXAMPLES, name, 'app.js')], {
     env: {
+      ...documentedEnv(name),
       PATH: process.env.PATH ?? '',
       PORT: '0',
       UEDITOR_CONFIG: configFile,

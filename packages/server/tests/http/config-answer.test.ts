@@ -58,7 +58,10 @@ async function configAnswer(url: string): Promise<ConfigAnswer> {
   return plain as ConfigAnswer
 }
 
-/** A real server whose settings come from environment variables, as a deployment sets them. */
+/**
+ * A real server whose settings come from environment variables, as a deployment sets them;
+ * open to anyone (`UEDITOR_AUTH=none`), as on a first run.
+ */
 async function startWithEnv(
   t: TestContext,
   env: NodeJS.ProcessEnv,
@@ -66,7 +69,7 @@ async function startWithEnv(
 ) {
   const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-cfg-'))
   const server = await startServer({
-    env,
+    env: { UEDITOR_AUTH: 'none', ...env },
     config: { logLevel: 'silent', ...config, dataDir, http: { host: '127.0.0.1', port: 0 } },
   })
   t.after(async () => {

@@ -64,6 +64,7 @@ describe('the periodic orphan sweep', () => {
           logLevel: 'silent',
           dataDir,
           documents,
+          auth: { mode: 'none' },
           limits: { minFreeBytes: 0 },
           http: { port: 0, host: '127.0.0.1' },
         },

@@ -96,10 +96,11 @@ async function inFlight(srv: TestServer): Promise<void> {
   assert.equal(n, 1, 'the upload never reached the server')
 }
 
+/** The binary with PATH and `env`, open to anyone on purpose (`UEDITOR_AUTH=none`). */
 function runMain(env: NodeJS.ProcessEnv, cwd: string) {
   const child = spawn(process.execPath, [MAIN], {
     cwd,
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, UEDITOR_AUTH: 'none', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stderr = ''

@@ -349,6 +349,7 @@ describe('database failures', () => {
       logger,
       config: {
         dataDir,
+        auth: { mode: 'none' },
         materials: { seed: false },
         http: { port: 0, host: '127.0.0.1', shutdownGraceMs: 1_000 },
       },

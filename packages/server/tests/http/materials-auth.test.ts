@@ -17,10 +17,11 @@ import {
   READ_TOKEN,
   startMaterialsServer,
 } from '../helpers/materials.js'
+import { anonymousUnlessSet } from '../helpers/start-server.js'
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` })
 
-/** The server without a listener, as an embedding app would create it. */
+/** The server without a listener, as an embedding app would create it (anonymous unless set). */
 async function embedded(t: TestContext, config: ServerConfigInput) {
   const dataDir = await mkdtemp(join(tmpdir(), 'ueditor-auth-'))
   const warnings: string[] = []
@@ -33,7 +34,11 @@ async function embedded(t: TestContext, config: ServerConfigInput) {
   const ue: UeditorServer = await createUeditorServer({
     env: {},
     logger,
-    config: { ...config, dataDir, materials: { seed: false, ...config.materials } },
+    config: {
+      ...anonymousUnlessSet(config),
+      dataDir,
+      materials: { seed: false, ...config.materials },
+    },
   })
   t.after(async () => {
     await ue.close()

@@ -123,7 +123,12 @@ test('an export imported into a fresh data folder exports the same again', async
   // The server started on that folder shows what was imported, and no demo materials.
   const srv = await startServer({
     env: {},
-    config: { logLevel: 'silent', dataDir: target, http: { port: 0, host: '127.0.0.1' } },
+    config: {
+      logLevel: 'silent',
+      dataDir: target,
+      auth: { mode: 'none' },
+      http: { port: 0, host: '127.0.0.1' },
+    },
   })
   t.after(() => srv.close())
   const res = await fetch(`${srv.url}/materials/materials`, {

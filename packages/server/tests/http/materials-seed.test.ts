@@ -28,12 +28,16 @@ async function names(base: string): Promise<string[]> {
   return ((await res.json()) as { items: { name: string }[] }).items.map((m) => m.name).sort()
 }
 
-/** Starts the standalone server on an existing data folder (a restart keeps the folder). */
+/**
+ * Starts the standalone server on an existing data folder (a restart keeps the folder), open to
+ * anyone on purpose.
+ */
 async function startOn(dataDir: string, config: ServerConfigInput = {}, env = {}) {
   return startServer({
     env,
     config: {
       logLevel: 'silent',
+      auth: { mode: 'none' },
       ...config,
       dataDir,
       http: { port: 0, host: '127.0.0.1', shutdownGraceMs: 1_000 },

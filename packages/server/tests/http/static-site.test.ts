@@ -109,6 +109,7 @@ test('the static folder never serves the data folder, even when the data folder 
       logLevel: 'silent',
       dataDir,
       site: { dir: site },
+      auth: { mode: 'none' },
       http: { host: '127.0.0.1', port: 0 },
     },
   })

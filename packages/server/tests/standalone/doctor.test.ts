@@ -43,13 +43,14 @@ test('doctor passes a fresh setup and says what start will create, writing nothi
   assert.equal(out.code, 0, out.stdout + out.stderr)
   assert.deepEqual(lines(out.stdout), [
     'ok    config: valid (UEDITOR_* variables over the defaults)',
-    'ok    auth: none: anyone who reaches this server may upload, list and capture files',
+    'warn  auth: not configured: uploads, listings and captures are refused',
+    '      fix: set UEDITOR_AUTH_TOKENS, UEDITOR_AUTH_JWT_SECRET or UEDITOR_AUTH_JWKS_URL (docs/auth.md), or UEDITOR_AUTH=none (auth.mode: none) to let anyone who can reach the server in on purpose',
     `ok    port: 127.0.0.1:${port} is free`,
     `ok    data folder: ${dir}/data does not exist yet; it is created at start`,
     `ok    free space: N free on the upload volume (${dir}); uploads stop below limits.minFreeBytes = 128 MiB`,
     `ok    database: SQLite ${dir}/data/ueditor.db through ${ENGINE}: no file yet; it is created at start`,
     '',
-    'Ready to serve.',
+    'Ready to serve (1 warning).',
   ])
   assert.equal(out.stderr, '')
   assert.deepEqual(await import('node:fs').then((fs) => fs.readdirSync(dir)), [])
@@ -112,8 +113,8 @@ test('doctor names each broken part of a setup and what to do about it', async (
     'ok    config: valid (ueditor.json and UEDITOR_* variables over the defaults)',
     'warn  config: unknown editor key `imageMaxSzie` (did you mean `imageMaxSize`?): it is passed to the browser as is; list it in `editorExtraKeys` if it is deliberate',
     '      fix: rename it to imageMaxSize',
-    'fail  auth: none: anyone who reaches this server may upload, list and capture files; the start refuses this on 0.0.0.0, which is not loopback',
-    '      fix: set UEDITOR_AUTH_TOKENS, UEDITOR_AUTH_JWT_SECRET or UEDITOR_AUTH_JWKS_URL (docs/auth.md), or UEDITOR_AUTH=none to serve everyone on purpose',
+    'fail  auth: not configured: uploads, listings and captures are refused, and the start refuses 0.0.0.0, which is not loopback',
+    '      fix: set UEDITOR_AUTH_TOKENS, UEDITOR_AUTH_JWT_SECRET or UEDITOR_AUTH_JWKS_URL (docs/auth.md), or UEDITOR_AUTH=none (auth.mode: none) to let anyone who can reach the server in on purpose',
     `warn  listen: 0.0.0.0:${port} accepts connections from every network`,
     '      fix: bind to 127.0.0.1 behind a reverse proxy (docs/deploy.md), or firewall the port',
     `ok    port: 0.0.0.0:${port} is free`,
@@ -136,7 +137,11 @@ test('doctor fails a port in use and a static folder without the editor, and pas
   const held = await heldPort(t)
   await mkdir(join(dir, 'site'))
   await writeFile(join(dir, 'site', 'index.html'), '<!doctype html><title>page</title>')
-  const env = { UEDITOR_DATA_DIR: join(dir, 'data'), UEDITOR_STATIC_DIR: join(dir, 'site') }
+  const env = {
+    UEDITOR_DATA_DIR: join(dir, 'data'),
+    UEDITOR_STATIC_DIR: join(dir, 'site'),
+    UEDITOR_AUTH: 'none',
+  }
   const broken = await runCli(['doctor'], { ...env, PORT: String(held) }, dir)
   assert.equal(broken.code, 1, broken.stdout)
   assert.ok(
@@ -310,6 +315,7 @@ test('doctor says whether the webhook host takes connections, posting nothing to
   const env = (url: string) => ({
     UEDITOR_DATA_DIR: join(dir, 'data'),
     PORT: String(0),
+    UEDITOR_AUTH: 'none',
     UEDITOR_WEBHOOK_URL: url,
     UEDITOR_WEBHOOK_SECRET: 'a-webhook-secret-of-some-length',
   })

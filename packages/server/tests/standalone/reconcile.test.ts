@@ -51,7 +51,9 @@ async function reconcileBesideForeignFiles(
   place: Place,
   extraForeign: Map<string, Buffer> = new Map(),
 ): Promise<void> {
-  const server = await startServer({ env: { ...env, PORT: '0', HOST: '127.0.0.1' } })
+  const server = await startServer({
+    env: { ...env, UEDITOR_AUTH: 'none', PORT: '0', HOST: '127.0.0.1' },
+  })
   t.after(() => server.close())
   const upload = async (name: string, bytes: Buffer, action: string) => {
     const form = new FormData()
@@ -193,7 +195,9 @@ test('files reconcile leaves the objects of an upload in progress alone and remo
   const bucket = await s3.createBucket()
   const dataDir = await tempDir(t, 'ue-reconcile-tus-')
   const env = { UEDITOR_DATA_DIR: dataDir, UEDITOR_LOG_LEVEL: 'warn', ...s3.storageEnv(bucket) }
-  const server = await startServer({ env: { ...env, PORT: '0', HOST: '127.0.0.1' } })
+  const server = await startServer({
+    env: { ...env, UEDITOR_AUTH: 'none', PORT: '0', HOST: '127.0.0.1' },
+  })
   t.after(() => server.close())
   const created = await fetch(`${server.url}/tus`, {
     method: 'POST',
@@ -236,7 +240,9 @@ test('files reconcile leaves the pending object of a direct upload in progress a
   const bucket = await s3.createBucket()
   const dataDir = await tempDir(t, 'ue-reconcile-direct-')
   const env = { UEDITOR_DATA_DIR: dataDir, UEDITOR_LOG_LEVEL: 'warn', ...s3.storageEnv(bucket) }
-  const server = await startServer({ env: { ...env, PORT: '0', HOST: '127.0.0.1' } })
+  const server = await startServer({
+    env: { ...env, UEDITOR_AUTH: 'none', PORT: '0', HOST: '127.0.0.1' },
+  })
   t.after(() => server.close())
   // A simple upload whose bytes arrived but whose result nobody asked for yet.
   const params = await fetch(

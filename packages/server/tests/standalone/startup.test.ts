@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
-import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { png } from '../helpers/fixtures.js'
 import { tempDir } from '../helpers/temp-dir.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
@@ -100,13 +101,22 @@ test('a misspelt size variable and an unknown key deep in the config file stop t
   )
 })
 
-test('the start-up lines name the auth mode, and say plainly when anyone who reaches the server may upload', async (t) => {
+test('the start-up lines name the auth mode: that uploads are refused until auth is set, or that anyone who can reach the port may upload', async (t) => {
   const dir = await tempDir(t, 'ueditor-startup-')
-  const open = runBinary(t, dir, { UEDITOR_LOG_LEVEL: 'silent' })
+  const unset = runBinary(t, dir, { UEDITOR_LOG_LEVEL: 'silent' })
+  await urlOf(unset)
+  assert.match(
+    unset.stderr(),
+    /\n {2}auth: {24}not configured: uploads, listings and captures are refused until you set UEDITOR_AUTH_TOKENS, UEDITOR_AUTH_JWT_SECRET or UEDITOR_AUTH_JWKS_URL \(docs\/auth\.md\), or UEDITOR_AUTH=none \(auth\.mode: none\) to let anyone who can reach the server in on purpose\n/,
+  )
+  unset.child.kill('SIGTERM')
+  await unset.exited
+
+  const open = runBinary(t, dir, { UEDITOR_LOG_LEVEL: 'silent', UEDITOR_AUTH: 'none' })
   await urlOf(open)
   assert.match(
     open.stderr(),
-    /\n {2}auth: {24}none: anyone who reaches this server may upload, list and capture files\n/,
+    /\n {2}auth: {24}none \(UEDITOR_AUTH=none\): anyone who can reach this port may upload, list and capture files\n/,
   )
   open.child.kill('SIGTERM')
   await open.exited
@@ -244,4 +254,44 @@ test('a data folder the user cannot write stops the start with the folder, the u
     /or point UEDITOR_DATA_DIR \(and any folder set apart from it\) at one it can write/,
   )
   assert.doesNotMatch(out, /\n\s+at /, 'no stack trace')
+})
+
+// Tests run from packages/server/dist/tests/standalone; the README is at the repository's root.
+const PNG = png(8, 8)
+const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url))
+
+test('the README’s first-run command, as written, starts a server that takes an upload and lists it', async (t) => {
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8')
+  const quickStart = readme.slice(readme.indexOf('## Quick start'))
+  const command = /```sh\n(.*)\n```/.exec(quickStart)?.[1] ?? ''
+  // `npm ci && <VARIABLES> npm start`, where `npm start` builds and runs the binary.
+  const m = /^npm ci && ((?:[A-Z_]+=\S+ )*)npm start$/.exec(command)
+  assert.ok(m, `the quick start's first command: ${command}`)
+  const scripts = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')).scripts
+  assert.equal(
+    scripts.start,
+    'npm run build --silent && node packages/server/dist/src/standalone/main.js',
+  )
+  const env = Object.fromEntries(
+    (m[1] as string)
+      .trim()
+      .split(' ')
+      .filter(Boolean)
+      .map((pair) => pair.split('=', 2) as [string, string]),
+  )
+  const dir = await tempDir(t, 'ueditor-first-run-')
+  const run = runBinary(t, dir, { ...env, UEDITOR_LOG_LEVEL: 'silent' })
+  const url = await urlOf(run)
+  const form = new FormData()
+  form.append('upfile', new Blob([new Uint8Array(PNG)], { type: 'image/png' }), 'pasted.png')
+  const stored = await (
+    await fetch(`${url}/ueditor?action=image`, { method: 'POST', body: form })
+  ).json()
+  assert.equal(stored.state, 'SUCCESS', JSON.stringify(stored))
+  const listed = await (await fetch(`${url}/ueditor?action=listImage&start=0&size=20`)).json()
+  assert.deepEqual(
+    listed.list.map((f: { url: string }) => f.url),
+    [stored.url],
+  )
+  assert.equal((await fetch(`${url}${stored.url}`)).status, 200)
 })
