@@ -140,7 +140,7 @@ async function hostPage(t: TestContext): Promise<Page | null> {
 }
 
 describe('an article shown in a host page, in Chromium', () => {
-  test('no covering attempt lies over the host page\'s "Log in" buttons once cleaned, though each does as written', {
+  test('no covering attempt lies over the host page’s “Log in” buttons once cleaned, though each does as written', {
     timeout: 120_000,
   }, async (t) => {
     const srv = await startTestServer(t, { documents: { enabled: true } })
