@@ -58,6 +58,7 @@ export const CODES = {
   UE_AI_TIMEOUT: { status: 504 },
   UE_PROXY_WITHOUT_AUTH: { status: 403 },
   UE_UPLOAD_PENDING: { status: 200 },
+  UE_DOCUMENT_TOO_COMPLEX: { status: 422 },
 } as const satisfies Record<string, { status: number }>
 
 export type UeErrorCode = keyof typeof CODES

@@ -8,6 +8,7 @@ import { MATERIAL_XSS_PAYLOADS } from '../helpers/xss-payloads.js'
 const sanitize = createArticleSanitizer({
   iframeHosts: ['player.example.com'],
   isOwnFile: (url) => url.startsWith('/uploads/'),
+  limits: { maxDepth: 256, maxElements: 100_000 },
 })
 
 type Node = ReturnType<typeof parseDocument>['children'][number]

@@ -2,15 +2,18 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { parseDocument } from 'htmlparser2'
 import { loadConfig } from '../../src/config/load.js'
-import { articleUrls, fileUrls } from '../../src/documents/references.js'
+import { articleUrls } from '../../src/documents/article-urls.js'
+import { fileUrls } from '../../src/documents/references.js'
 import { createArticleSanitizer } from '../../src/documents/sanitize.js'
 import { UEDITOR_PLUS_ARTICLE } from '../helpers/ueditor-plus-article.js'
 
 const config = loadConfig({ env: {}, overrides: { documents: { enabled: true } } })
 const urls = fileUrls(config)
+const limits = { maxDepth: 256, maxElements: 100_000 }
 const sanitize = createArticleSanitizer({
   iframeHosts: [],
   isOwnFile: (url) => urls.keyOf(url) !== null,
+  limits,
 })
 
 /** An element as its tag, attributes (styles as sorted declarations) and children; text as is. */
@@ -79,7 +82,7 @@ describe('the article sanitiser', () => {
   })
 
   test("finds the article's stored files and remote images in it", () => {
-    const found = articleUrls(sanitize(UEDITOR_PLUS_ARTICLE))
+    const found = articleUrls(sanitize(UEDITOR_PLUS_ARTICLE), limits)
     const keys = [...new Set(found.all.map(urls.keyOf).filter((k) => k !== null))].sort()
     assert.deepEqual(keys, [
       'audio/20261126/1764139202000-a4b5c6.mp3',
