@@ -1,11 +1,11 @@
 import { Worker } from 'node:worker_threads'
 import { shuttingDown, UeError } from '../shared/errors.js'
-import type { CleanedArticle, CleanSettings } from './clean.js'
+import type { ArticleBody, CleanedArticle, CleanSettings } from './clean.js'
 import type { CleanReply, CleanRequest } from './clean-worker.js'
 
 export interface CleanPoolOptions {
   settings: CleanSettings
-  /** Worker threads at most; each is started when a save first needs it. */
+  /** Worker threads; none runs before the first save, which starts them all. */
   workers: number
   /** Time one article may take once a worker has it; the worker is terminated after that. */
   timeoutMs: number
@@ -16,12 +16,15 @@ export interface CleanPoolOptions {
 }
 
 export interface CleanPool {
-  /** The cleaned article, or a refusal: UE_DOCUMENT_TOO_COMPLEX, UE_BUSY, UE_SHUTTING_DOWN. */
-  clean(html: string): Promise<CleanedArticle>
+  /**
+   * The cleaned article, or a refusal: UE_DOCUMENT_TOO_COMPLEX, UE_BODY_INVALID,
+   * UE_VALIDATION_FAILED, UE_BUSY, UE_SHUTTING_DOWN.
+   */
+  clean(body: ArticleBody): Promise<CleanedArticle>
   /** For tests and metrics. */
   readonly stats: {
     readonly cleaned: number
-    /** Articles refused: past a limit, past the deadline, or out of memory. */
+    /** Articles refused: past a limit, past the deadline, out of memory, or not readable. */
     readonly refused: number
     /** Workers terminated at the deadline or lost to their memory limit. */
     readonly overruns: number
@@ -34,7 +37,7 @@ export interface CleanPool {
 }
 
 interface Job {
-  html: string
+  body: ArticleBody
   resolve(article: CleanedArticle): void
   reject(error: UeError): void
 }
@@ -52,7 +55,7 @@ const tooComplex = (detail: string) => new UeError('UE_DOCUMENT_TOO_COMPLEX', { 
 /**
  * Cleaning is synchronous work on the whole article, so it runs in worker threads: the event
  * loop keeps serving other requests meanwhile, and an article that overruns its time is ended
- * by terminating its worker. A worker lost that way is replaced when a save next needs one.
+ * by terminating its worker, which is then replaced.
  */
 export function createCleanPool(o: CleanPoolOptions): CleanPool {
   const slots = new Set<Slot>()
@@ -67,11 +70,8 @@ export function createCleanPool(o: CleanPoolOptions): CleanPool {
       if (!idle) break
       assign(idle, queue.shift() as Job)
     }
-    let starting = [...slots].filter((s) => !s.ready).length
-    while (!closed && slots.size < o.workers && starting < queue.length) {
-      spawn()
-      starting++
-    }
+    // All of them at the first save: a spare is then ready when one is lost to an article.
+    while (!closed && queue.length > 0 && slots.size < o.workers) spawn()
   }
 
   function spawn(): void {
@@ -98,7 +98,7 @@ export function createCleanPool(o: CleanPoolOptions): CleanPool {
         current.job.resolve(msg.article)
       } else if ('refused' in msg) {
         counts.refused++
-        current.job.reject(tooComplex(msg.refused))
+        current.job.reject(new UeError(msg.refused.code, { detail: msg.refused.detail }))
       } else current.job.reject(new UeError('UE_INTERNAL', { detail: msg.failed }))
       pump()
     })
@@ -120,8 +120,14 @@ export function createCleanPool(o: CleanPoolOptions): CleanPool {
           job.reject(new UeError('UE_INTERNAL', { detail: 'the article cleaner failed to start' }))
         return
       }
-      pump()
+      replace()
     })
+  }
+
+  /** A worker lost to an article is started again at once, so the next save need not wait. */
+  function replace(): void {
+    if (!closed && slots.size < o.workers) spawn()
+    pump()
   }
 
   function assign(slot: Slot, job: Job): void {
@@ -134,10 +140,13 @@ export function createCleanPool(o: CleanPoolOptions): CleanPool {
       counts.refused++
       job.reject(tooComplex(`cleaning it takes longer than ${o.timeoutMs} ms`))
       void slot.worker.terminate()
-      pump()
+      replace()
     }, o.timeoutMs)
     slot.job = { id, job, timer }
-    slot.worker.postMessage({ id, html: job.html } satisfies CleanRequest)
+    slot.worker.postMessage(
+      { id, body: job.body } satisfies CleanRequest,
+      ownBuffer(job.body.bytes),
+    )
   }
 
   return {
@@ -158,7 +167,7 @@ export function createCleanPool(o: CleanPoolOptions): CleanPool {
         return slots.size
       },
     },
-    clean(html) {
+    clean(body) {
       if (closed) return Promise.reject(shuttingDown())
       // A job waits in the queue only while no worker is free, so this counts waiting saves.
       if (queue.length >= o.maxQueue)
@@ -169,7 +178,7 @@ export function createCleanPool(o: CleanPoolOptions): CleanPool {
           }),
         )
       return new Promise<CleanedArticle>((resolve, reject) => {
-        queue.push({ html, resolve, reject })
+        queue.push({ body, resolve, reject })
         pump()
       })
     },
@@ -189,4 +198,17 @@ export function createCleanPool(o: CleanPoolOptions): CleanPool {
       slots.clear()
     },
   }
+}
+
+/**
+ * The bytes' buffer when they fill it alone, to hand to the worker without a copy (a body is
+ * read into a buffer of its own); a view into a shared pool of small buffers is copied instead.
+ */
+function ownBuffer(bytes: Uint8Array): ArrayBuffer[] {
+  const { buffer } = bytes
+  return buffer instanceof ArrayBuffer &&
+    bytes.byteOffset === 0 &&
+    bytes.byteLength === buffer.byteLength
+    ? [buffer]
+    : []
 }

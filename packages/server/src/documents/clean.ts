@@ -1,4 +1,6 @@
 import type { ServerConfig } from '../config/load.js'
+import { UeError } from '../shared/errors.js'
+import { safeJson } from '../shared/respond.js'
 import type { StorageKey } from '../shared/types.js'
 import { articleUrls } from './article-urls.js'
 import { fileUrls } from './references.js'
@@ -13,13 +15,29 @@ export interface CleanSettings {
   files: Pick<ServerConfig, 'publicUrl' | 'routes' | 'editor'>
 }
 
+/** The body of a save as it arrived: UTF-8 bytes of the HTML, or of JSON `{"html": "…"}`. */
+export interface ArticleBody {
+  bytes: Uint8Array
+  json: boolean
+}
+
 /** A cleaned article and what it uses. */
-export interface CleanedArticle {
+export interface CleanArticle {
   html: string
   /** Keys of this server's stored files it references, as found (repeats possible). */
   keys: StorageKey[]
   /** Remote (http or https) images still in it, as written, each once. */
   foreign: string[]
+}
+
+/** As a worker hands a cleaned article back: the long parts already written as answer JSON. */
+export interface CleanedArticle {
+  /** The cleaned HTML as a JSON string (`safeJson`). */
+  htmlJson: string
+  keys: StorageKey[]
+  foreign: string[]
+  /** `foreign` as JSON (`safeJson`). */
+  foreignJson: string
 }
 
 export function cleanSettings(config: ServerConfig): CleanSettings {
@@ -32,11 +50,27 @@ export function cleanSettings(config: ServerConfig): CleanSettings {
 }
 
 /**
- * The whole work of a save that depends on the article alone: clean it, then read the
- * addresses out of the cleaned HTML. Each step is one pass over the text; an article past the
- * limits is refused with UE_DOCUMENT_TOO_COMPLEX.
+ * The whole work of a save that depends on the article alone: read the body, clean the HTML,
+ * then read the addresses out of the cleaned HTML, and write what the answer carries as JSON.
+ * Each step is one pass over the text. An article past the limits is refused with
+ * UE_DOCUMENT_TOO_COMPLEX, a body that is not UTF-8 or not the JSON shape with UE_BODY_INVALID
+ * or UE_VALIDATION_FAILED.
  */
-export function createArticleCleaner(s: CleanSettings): (html: string) => CleanedArticle {
+export function createBodyCleaner(s: CleanSettings): (body: ArticleBody) => CleanedArticle {
+  const clean = createArticleCleaner(s)
+  return (body) => {
+    const article = clean(articleText(body))
+    return {
+      htmlJson: safeJson(article.html),
+      keys: article.keys,
+      foreign: article.foreign,
+      foreignJson: safeJson(article.foreign),
+    }
+  }
+}
+
+/** Cleans HTML and finds the stored files and remote images it uses. */
+export function createArticleCleaner(s: CleanSettings): (html: string) => CleanArticle {
   // `fileUrls` reads only these parts of the config.
   const urls = fileUrls(s.files as ServerConfig)
   const sanitize = createArticleSanitizer({
@@ -54,4 +88,25 @@ export function createArticleCleaner(s: CleanSettings): (html: string) => Cleane
     }
     return { html: clean, keys, foreign: [...new Set(found.images.filter(urls.isRemote))] }
   }
+}
+
+/** The HTML of a body. */
+function articleText(body: ArticleBody): string {
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(body.bytes)
+  } catch {
+    throw new UeError('UE_BODY_INVALID', { detail: 'the body is not UTF-8' })
+  }
+  if (!body.json) return text
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw new UeError('UE_BODY_INVALID', { detail: 'not valid JSON' })
+  }
+  const html = (value as { html?: unknown } | null)?.html
+  if (typeof value !== 'object' || Array.isArray(value) || typeof html !== 'string')
+    throw new UeError('UE_VALIDATION_FAILED', { detail: 'the body must be {"html": "<string>"}' })
+  return html
 }

@@ -5,7 +5,7 @@ import {
   MAX_DOCUMENT_ID_LENGTH,
 } from '../db/document-repo.js'
 import { isUeError, UeError } from '../shared/errors.js'
-import type { CleanedArticle } from './clean.js'
+import type { ArticleBody, CleanedArticle } from './clean.js'
 import type { FileUrls } from './references.js'
 
 /** Who saves, reads or deletes a document. */
@@ -18,11 +18,12 @@ export interface DocumentActor {
 
 /** What a save answers: the cleaned article and the addresses it uses. */
 export interface SavedArticle {
-  html: string
+  /** The cleaned article, as a JSON string (`safeJson`): it was written off the event loop. */
+  htmlJson: string
   /** This server's stored files it references, as the server hands their URLs out. */
   files: string[]
-  /** Remote (http or https) images still in it, as written. */
-  foreign: string[]
+  /** Remote (http or https) images still in it, as written, as a JSON array (`safeJson`). */
+  foreignJson: string
 }
 
 /** What a read answers: the references of the last save, and when it was. */
@@ -55,7 +56,7 @@ export interface DocumentHooks {
 }
 
 export interface DocumentService {
-  save(id: string, html: string, actor: DocumentActor): Promise<SavedArticle>
+  save(id: string, body: ArticleBody, actor: DocumentActor): Promise<SavedArticle>
   get(id: string, actor: DocumentActor): Promise<DocumentView>
   /** The view of the document as it was; UE_NOT_FOUND when there is none. */
   remove(id: string, actor: DocumentActor): Promise<DocumentView>
@@ -63,8 +64,8 @@ export interface DocumentService {
 
 export function createDocumentService(o: {
   repo: DocumentRepository
-  /** Cleans an article and finds what it uses, off the event loop (`clean-pool.ts`). */
-  clean(html: string): Promise<CleanedArticle>
+  /** Reads and cleans an article and finds what it uses, off the event loop (`clean-pool.ts`). */
+  clean(body: ArticleBody): Promise<CleanedArticle>
   urls: FileUrls
   hooks?: DocumentHooks
 }): DocumentService {
@@ -76,8 +77,8 @@ export function createDocumentService(o: {
     savedAt: new Date(doc.savedAt).toISOString(),
   })
   return {
-    async save(id, html, actor) {
-      const { html: clean, keys, foreign } = await o.clean(html)
+    async save(id, body, actor) {
+      const { htmlJson, keys, foreign, foreignJson } = await o.clean(body)
       const within = o.hooks?.saved?.within
       const saved = await asMissing(
         repo.save(id, keys, {
@@ -86,7 +87,7 @@ export function createDocumentService(o: {
         }),
       )
       await o.hooks?.saved?.after?.(saved)
-      return { html: clean, files: saved.keys.map(urls.urlOf), foreign }
+      return { htmlJson, files: saved.keys.map(urls.urlOf), foreignJson }
     },
     async get(id, actor) {
       const doc = await repo.get(id)
