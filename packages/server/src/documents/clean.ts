@@ -11,8 +11,11 @@ export interface CleanSettings {
   /** `documents.iframeHosts`. */
   iframeHosts: string[]
   limits: ArticleLimits
-  /** The part of the config that says which URLs are this server's stored files. */
-  files: Pick<ServerConfig, 'publicUrl' | 'routes' | 'editor'>
+  /**
+   * For `fileUrls`, which says which URLs are this server's stored files: the whole config, so
+   * the worker reads it as the event loop's code does, whatever parts that takes.
+   */
+  config: ServerConfig
 }
 
 /** The body of a save as it arrived: UTF-8 bytes of the HTML, or of JSON `{"html": "…"}`. */
@@ -41,11 +44,11 @@ export interface CleanedArticle {
 }
 
 export function cleanSettings(config: ServerConfig): CleanSettings {
-  const { documents, publicUrl, routes, editor } = config
+  const { documents } = config
   return {
     iframeHosts: [...documents.iframeHosts],
     limits: { maxDepth: documents.maxDepth, maxElements: documents.maxElements },
-    files: { publicUrl, routes, editor },
+    config,
   }
 }
 
@@ -71,8 +74,7 @@ export function createBodyCleaner(s: CleanSettings): (body: ArticleBody) => Clea
 
 /** Cleans HTML and finds the stored files and remote images it uses. */
 export function createArticleCleaner(s: CleanSettings): (html: string) => CleanArticle {
-  // `fileUrls` reads only these parts of the config.
-  const urls = fileUrls(s.files as ServerConfig)
+  const urls = fileUrls(s.config)
   const sanitize = createArticleSanitizer({
     iframeHosts: s.iframeHosts,
     isOwnFile: (url) => urls.keyOf(url) !== null,
