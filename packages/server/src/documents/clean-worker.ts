@@ -1,12 +1,7 @@
 import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
-import { isUeError, type UeErrorCode } from '../shared/errors.js'
-import {
-  type ArticleBody,
-  type CleanedArticle,
-  type CleanSettings,
-  createBodyCleaner,
-} from './clean.js'
+import type { UeErrorCode } from '../shared/errors.js'
+import type { ArticleBody, CleanedArticle, CleanSettings } from './clean.js'
 
 /** Worker entry: cleans one article per message. The pool terminates it when one overruns. */
 export interface CleanRequest {
@@ -33,6 +28,9 @@ if (port) {
     } catch {
       // A container that forbids it: the worker runs at the event loop's priority.
     }
+  // Loaded only now, so that loading them, the most work of a start, runs at that priority too.
+  const { isUeError } = await import('../shared/errors.js')
+  const { createBodyCleaner } = await import('./clean.js')
   const clean = createBodyCleaner(workerData as CleanSettings)
   // One small article before `ready` compiles the cleaner, so a user's first save is not
   // charged for it against its time budget.
