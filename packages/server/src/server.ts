@@ -11,9 +11,10 @@ import type { ServerConfigInput } from './config/schema.js'
 import type { AiUsageStore } from './db/ai-usage.js'
 import type { MetadataStore } from './db/types.js'
 import { UPLOAD_CATEGORIES } from './db/upload-ledger.js'
+import { cleanSettings } from './documents/clean.js'
+import { createCleanPool } from './documents/clean-pool.js'
 import { fileUrls } from './documents/file-urls.js'
 import { createDocumentsHandler } from './documents/routes.js'
-import { createArticleSanitizer } from './documents/sanitize.js'
 import { createDocumentService, type DocumentHooks } from './documents/service.js'
 import { type OrphanSweep, startOrphanSweep } from './documents/sweep.js'
 import { buildActionTable } from './editor/action-table.js'
@@ -194,6 +195,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       async close() {
         await sweep?.stop()
         await s.stopSweep()
+        await s.documents?.close()
         await opened.close()
       },
     }
@@ -207,8 +209,8 @@ interface Services {
   auth: AuthSetup
   editor: FetchHandler
   materials: MaterialsApi
-  /** Null while `documents.enabled` is off. */
-  documents: FetchHandler | null
+  /** Null while `documents.enabled` is off; `close` ends its cleaning workers. */
+  documents: { handler: FetchHandler; close(): Promise<void> } | null
   /** `/healthz` and `/readyz`. */
   health: FetchHandler
   metrics: FetchHandler
@@ -305,25 +307,37 @@ function services(
   }
 }
 
+/** One worker's heap: a 4 MiB article of the worst shapes under the limits needs about a third. */
+const CLEAN_WORKER_MEMORY_MB = 512
+
 function documentsHandler(
   config: ServerConfig,
   opened: Opened,
   auth: AuthSetup,
   hooks?: DocumentHooks,
-): FetchHandler {
-  const urls = fileUrls(config)
-  const sanitize = createArticleSanitizer({
-    iframeHosts: config.documents.iframeHosts,
-    isOwnFile: urls.isOwnFile,
+): { handler: FetchHandler; close(): Promise<void> } {
+  const { workers, timeoutMs, maxQueue } = config.documents
+  const pool = createCleanPool({
+    settings: cleanSettings(config),
+    workers,
+    timeoutMs,
+    maxQueue,
+    memoryMb: CLEAN_WORKER_MEMORY_MB,
   })
-  return createDocumentsHandler({
-    service: createDocumentService({ repo: opened.store.documents, sanitize, urls, hooks }),
+  const handler = createDocumentsHandler({
+    service: createDocumentService({
+      repo: opened.store.documents,
+      clean: (html) => pool.clean(html),
+      urls: fileUrls(config),
+      hooks,
+    }),
     authenticator: createAuthenticator(auth),
     basePath: config.routes.documents,
     maxBodyBytes: config.documents.maxBodyBytes,
     timeouts: config.http,
     corsOrigins: config.http.corsOrigins,
   })
+  return { handler, close: () => pool.close() }
 }
 
 /** The periodic orphan removal, when `documents.sweepInterval` is set. */
@@ -393,7 +407,7 @@ function routeList(config: ServerConfig, opened: Opened, s: Services): Route[] {
           {
             name: 'documents',
             match: { prefix: `${at.documents.replace(/\/+$/, '')}/` },
-            handler: s.documents,
+            handler: s.documents.handler,
             methods: ['GET', 'HEAD', 'PUT', 'DELETE'],
             cors: true,
           } satisfies Route,

@@ -53,7 +53,7 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   kysely: ['db/'],
   zod: ['config/', 'materials/', 'ai/request.ts'],
   openai: ['ai/model-client.ts'],
-  'sanitize-html': ['materials/sanitize.ts', 'documents/sanitize.ts', 'documents/references.ts'],
+  'sanitize-html': ['materials/sanitize.ts', 'documents/sanitize.ts', 'documents/article-urls.ts'],
   pino: ['shared/log.ts'],
   'pino-pretty': ['shared/log.ts'],
   'prom-client': ['shared/metrics.ts'],

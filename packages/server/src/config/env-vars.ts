@@ -143,6 +143,11 @@ const LINES: readonly EnvLine[] = [
   ['UEDITOR_DOCUMENTS_ORPHAN_GRACE', 'documents.orphanGrace'],
   ['UEDITOR_DOCUMENTS_SWEEP_INTERVAL', 'documents.sweepInterval'],
   ['UEDITOR_DOCUMENTS_IFRAME_HOSTS', 'documents.iframeHosts'],
+  ['UEDITOR_DOCUMENTS_MAX_DEPTH', 'documents.maxDepth'],
+  ['UEDITOR_DOCUMENTS_MAX_ELEMENTS', 'documents.maxElements'],
+  ['UEDITOR_DOCUMENTS_WORKERS', 'documents.workers'],
+  ['UEDITOR_DOCUMENTS_TIMEOUT_MS', 'documents.timeoutMs'],
+  ['UEDITOR_DOCUMENTS_MAX_QUEUE', 'documents.maxQueue'],
 ]
 
 /**

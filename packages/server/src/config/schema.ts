@@ -673,6 +673,16 @@ export const ServerConfigSchema = z.strictObject({
        * iframe is removed.
        */
       iframeHosts: z.array(hostName).default([]),
+      /** Elements open inside one another that a saved article may have; deeper is refused. */
+      maxDepth: z.number().int().min(16).max(4_096).default(256),
+      /** Elements a saved article may have in all; more is refused. */
+      maxElements: z.number().int().min(1_000).max(10_000_000).default(100_000),
+      /** Worker threads that clean articles, started by the first save. */
+      workers: z.number().int().min(1).max(16).default(2),
+      /** The longest one article may take to clean; its worker is then terminated. */
+      timeoutMs: z.number().int().min(100).max(60_000).default(1_500),
+      /** Saves waiting for a worker at most; more are refused with UE_BUSY. */
+      maxQueue: z.number().int().min(1).max(1_000).default(16),
     })
     .prefault({}),
   /** Uploads straight to the S3 bucket, signed by this server (docs/uploads.md). */

@@ -3,9 +3,15 @@ import { isCrossSite } from '../auth/cross-site.js'
 import { isUeError, UeError } from '../shared/errors.js'
 import { assertIdentityEncoding, type BodyTimeouts, readBodyBytes } from '../shared/request-body.js'
 import { urlOf } from '../shared/request-url.js'
-import { jsonResponse } from '../shared/respond.js'
+import { jsonResponse, SerialisedJson, safeJson } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
-import { type DocumentActor, type DocumentService, documentId } from './service.js'
+import type { ArticleBody } from './clean.js'
+import {
+  type DocumentActor,
+  type DocumentService,
+  documentId,
+  type SavedArticle,
+} from './service.js'
 
 export interface DocumentsHandlerOptions {
   service: DocumentService
@@ -34,8 +40,8 @@ export function createDocumentsHandler(o: DocumentsHandlerOptions): FetchHandler
     const actor = await actorOf(request, url, o.authenticator, corsOrigins)
     switch (request.method) {
       case 'PUT': {
-        const html = await articleOf(request, o.maxBodyBytes, o.timeouts)
-        return jsonResponse(await o.service.save(id, html, actor))
+        const body = await articleOf(request, o.maxBodyBytes, o.timeouts)
+        return jsonResponse(savedJson(await o.service.save(id, body, actor)))
       }
       case 'DELETE':
         return jsonResponse(await o.service.remove(id, actor))
@@ -94,35 +100,31 @@ async function actorOf(
   }
 }
 
-/** `text/html` (UTF-8) or JSON `{"html": "…"}`, under the byte cap. */
+/**
+ * `{html, files, foreign}`, from the parts the worker already wrote as JSON: the event loop
+ * only joins them, however long the article.
+ */
+function savedJson(saved: SavedArticle): SerialisedJson {
+  return SerialisedJson.fromText(
+    `{"html":${saved.htmlJson},"files":${safeJson(saved.files)},"foreign":${saved.foreignJson}}`,
+  )
+}
+
+/**
+ * `text/html` or JSON `{"html": "…"}` (UTF-8 either way), under the byte cap. The bytes are
+ * decoded and parsed by the cleaning worker, with the rest of the work on the article.
+ */
 async function articleOf(
   request: Request,
   maxBytes: number,
   timeouts: BodyTimeouts,
-): Promise<string> {
+): Promise<ArticleBody> {
   assertIdentityEncoding(request)
   const type = mediaType(request.headers.get('content-type'))
   if (type === null) throw new UeError('UE_MEDIA_TYPE_UNSUPPORTED')
   const declared = Number(request.headers.get('content-length') ?? Number.NaN)
   if (declared > maxBytes) throw new UeError('UE_BODY_TOO_LARGE')
-  const bytes = await readBodyBytes(request, maxBytes, timeouts)
-  let text: string
-  try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
-  } catch {
-    throw new UeError('UE_BODY_INVALID', { detail: 'the body is not UTF-8' })
-  }
-  if (type === 'html') return text
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch {
-    throw new UeError('UE_BODY_INVALID', { detail: 'not valid JSON' })
-  }
-  const html = (value as { html?: unknown } | null)?.html
-  if (typeof value !== 'object' || Array.isArray(value) || typeof html !== 'string')
-    throw new UeError('UE_VALIDATION_FAILED', { detail: 'the body must be {"html": "<string>"}' })
-  return html
+  return { bytes: await readBodyBytes(request, maxBytes, timeouts), json: type === 'json' }
 }
 
 /** `html` or `json` when the type is one of those in UTF-8 (or without a charset), else null. */

@@ -1,4 +1,5 @@
 import sanitizeHtml from 'sanitize-html'
+import { UeError } from '../shared/errors.js'
 import {
   keepDataImagesMatching,
   DROPPED_WITH_CONTENT as SHARED_DROPPED_WITH_CONTENT,
@@ -21,7 +22,30 @@ export interface ArticleSanitizerOptions {
    * their recorded type and `nosniff`, so the embed shows that file and nothing else.
    */
   isOwnFile(url: string): boolean
+  /** How far an article may go before it is refused with UE_DOCUMENT_TOO_COMPLEX. */
+  limits: ArticleLimits
 }
+
+export interface ArticleLimits {
+  /** Elements open inside one another at once, as the HTML parser keeps them. */
+  maxDepth: number
+  /** Elements in all. */
+  maxElements: number
+}
+
+/**
+ * What a refused `iframe` or `embed` is renamed to at its start tag. It is written out like a
+ * kept element, and `withoutRefused` then cuts it out with its content in one pass. The parser
+ * lowercases every tag name it reads, so no article can write this one itself; and the cleaner
+ * escapes every `<` of text and attribute values and gives it no attributes, so its only form in
+ * the output is `<UE-REFUSED>…</UE-REFUSED>`. sanitize-html's own ways are slow or wrong here:
+ * `exclusiveFilter` cuts at the end tag by copying all the output written so far (quadratic in
+ * the number of iframes), and renaming to a dropped tag leaves the new name behind for the next
+ * element at that depth.
+ */
+const REFUSED = 'UE-REFUSED'
+const REFUSED_START = `<${REFUSED}>`
+const REFUSED_END = `</${REFUSED}>`
 
 // `iframe` and `embed` are not dropped with their content here: they stay where the options say.
 const DROPPED_WITH_CONTENT = [...SHARED_DROPPED_WITH_CONTENT, 'head']
@@ -39,11 +63,15 @@ const IFRAME_SANDBOX = 'allow-scripts allow-same-origin allow-presentation allow
 
 export type ArticleSanitizer = (html: string) => string
 
-/** A cleaner for article HTML; idempotent (cleaning the result again changes nothing). */
+/**
+ * A cleaner for article HTML; idempotent (cleaning the result again changes nothing). It throws
+ * UE_DOCUMENT_TOO_COMPLEX past the limits: the parser searches its stack of open elements for
+ * each end tag, so its work grows with depth × tags, and the limit on depth keeps it linear.
+ */
 export function createArticleSanitizer(o: ArticleSanitizerOptions): ArticleSanitizer {
   const iframeHosts = new Set(o.iframeHosts.map((h) => h.toLowerCase()))
   const options: sanitizeHtml.IOptions = {
-    allowedTags: [...Object.keys(WHITE_LIST), 'iframe', 'embed'],
+    allowedTags: [...Object.keys(WHITE_LIST), 'iframe', 'embed', REFUSED],
     allowedAttributes: {
       ...Object.fromEntries(Object.entries(WHITE_LIST).map(([tag, attrs]) => [tag, [...attrs]])),
       // The direction buttons write `dir` on the paragraph (or cell, or item) they change.
@@ -105,11 +133,16 @@ export function createArticleSanitizer(o: ArticleSanitizerOptions): ArticleSanit
         const { 'data-setup': setup, ...rest } = attribs
         return { tagName, attribs: setup === '{}' ? { ...rest, 'data-setup': setup } : rest }
       },
-      iframe: (tagName, attribs) => ({
-        tagName,
-        attribs: { ...attribs, sandbox: IFRAME_SANDBOX, referrerpolicy: 'no-referrer' },
-      }),
+      iframe: (tagName, attribs) =>
+        allowedFrame(attribs.src, iframeHosts)
+          ? {
+              tagName,
+              attribs: { ...attribs, sandbox: IFRAME_SANDBOX, referrerpolicy: 'no-referrer' },
+            }
+          : { tagName: REFUSED, attribs: {} },
       embed: (tagName, attribs) => {
+        if (attribs.src === undefined || !o.isOwnFile(attribs.src))
+          return { tagName: REFUSED, attribs: {} }
         const { type, ...rest } = attribs
         // The embed shows the stored file as what it is: no plugin type another handler takes.
         return {
@@ -118,7 +151,11 @@ export function createArticleSanitizer(o: ArticleSanitizerOptions): ArticleSanit
         }
       },
     },
+    // The same checks on the attributes as written out: a `src` the scheme rules removed after
+    // the transforms let the start tag through takes the element with it. (The transforms refuse
+    // first, so in practice this cuts nothing; a renamed frame keeps its old `tag`.)
     exclusiveFilter: (frame) => {
+      if ((frame as { name?: string }).name === REFUSED) return false
       if (frame.tag === 'iframe') return !allowedFrame(frame.attribs.src, iframeHosts)
       if (frame.tag === 'embed') {
         const src = frame.attribs.src
@@ -127,7 +164,75 @@ export function createArticleSanitizer(o: ArticleSanitizerOptions): ArticleSanit
       return false
     },
   }
-  return (html) => sanitizeHtml(html, options)
+  return (html) => {
+    const bound = boundedTree(o.limits)
+    return withoutRefused(
+      sanitizeHtml(html, { ...options, onOpenTag: bound.open, onCloseTag: bound.close }),
+    )
+  }
+}
+
+/**
+ * The cleaner's output without its refused elements and what they hold, nested ones included.
+ * Linear: the text is searched through once for each of the two markers.
+ */
+function withoutRefused(html: string): string {
+  let start = html.indexOf(REFUSED_START)
+  if (start === -1) return html
+  const parts: string[] = []
+  let from = 0
+  let end = html.indexOf(REFUSED_END)
+  while (start !== -1) {
+    parts.push(html.slice(from, start))
+    let depth = 1
+    let at = start + REFUSED_START.length
+    start = html.indexOf(REFUSED_START, at)
+    while (depth > 0) {
+      while (end !== -1 && end < at) end = html.indexOf(REFUSED_END, at)
+      if (end === -1) {
+        at = html.length
+        break
+      }
+      if (start !== -1 && start < end) {
+        depth++
+        at = start + REFUSED_START.length
+        start = html.indexOf(REFUSED_START, at)
+      } else {
+        depth--
+        at = end + REFUSED_END.length
+      }
+    }
+    from = at
+    while (start !== -1 && start < from) start = html.indexOf(REFUSED_START, from)
+  }
+  parts.push(html.slice(from))
+  return parts.join('')
+}
+
+/**
+ * Counts the elements the parser opens and closes (it reports every element it closes, implied
+ * or not, so the count is the depth of its stack) and throws at the first past a limit.
+ */
+export function boundedTree(limits: ArticleLimits): { open(): void; close(): void } {
+  let depth = 0
+  let elements = 0
+  return {
+    open() {
+      depth++
+      elements++
+      if (depth > limits.maxDepth)
+        throw new UeError('UE_DOCUMENT_TOO_COMPLEX', {
+          detail: `elements nest more than ${limits.maxDepth} deep`,
+        })
+      if (elements > limits.maxElements)
+        throw new UeError('UE_DOCUMENT_TOO_COMPLEX', {
+          detail: `more than ${limits.maxElements} elements`,
+        })
+    },
+    close() {
+      depth--
+    },
+  }
 }
 
 /** An https page on one of the hosts, exactly (no user part, no other port). */

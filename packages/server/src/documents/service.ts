@@ -4,10 +4,9 @@ import {
   type DocumentRepository,
   MAX_DOCUMENT_ID_LENGTH,
 } from '../db/document-repo.js'
-import { UeError } from '../shared/errors.js'
-import type { StorageKey } from '../shared/types.js'
-import { articleUrls, type FileUrls } from './references.js'
-import type { ArticleSanitizer } from './sanitize.js'
+import { isUeError, UeError } from '../shared/errors.js'
+import type { ArticleBody, CleanedArticle } from './clean.js'
+import type { FileUrls } from './file-urls.js'
 
 /** Who saves, reads or deletes a document. */
 export interface DocumentActor {
@@ -19,11 +18,12 @@ export interface DocumentActor {
 
 /** What a save answers: the cleaned article and the addresses it uses. */
 export interface SavedArticle {
-  html: string
+  /** The cleaned article, as a JSON string (`safeJson`): it was written off the event loop. */
+  htmlJson: string
   /** This server's stored files it references, as the server hands their URLs out. */
   files: string[]
-  /** Remote (http or https) images still in it, as written. */
-  foreign: string[]
+  /** Remote (http or https) images still in it, as written, as a JSON array (`safeJson`). */
+  foreignJson: string
 }
 
 /** What a read answers: the references of the last save, and when it was. */
@@ -56,7 +56,7 @@ export interface DocumentHooks {
 }
 
 export interface DocumentService {
-  save(id: string, html: string, actor: DocumentActor): Promise<SavedArticle>
+  save(id: string, body: ArticleBody, actor: DocumentActor): Promise<SavedArticle>
   get(id: string, actor: DocumentActor): Promise<DocumentView>
   /** The view of the document as it was; UE_NOT_FOUND when there is none. */
   remove(id: string, actor: DocumentActor): Promise<DocumentView>
@@ -64,7 +64,8 @@ export interface DocumentService {
 
 export function createDocumentService(o: {
   repo: DocumentRepository
-  sanitize: ArticleSanitizer
+  /** Reads and cleans an article and finds what it uses, off the event loop (`clean-pool.ts`). */
+  clean(body: ArticleBody): Promise<CleanedArticle>
   urls: FileUrls
   hooks?: DocumentHooks
 }): DocumentService {
@@ -76,36 +77,51 @@ export function createDocumentService(o: {
     savedAt: new Date(doc.savedAt).toISOString(),
   })
   return {
-    async save(id, html, actor) {
-      const clean = o.sanitize(html)
-      const found = articleUrls(clean)
-      const keys: StorageKey[] = []
-      for (const url of found.all) {
-        const key = urls.keyOf(url)
-        if (key !== null) keys.push(key)
-      }
-      const foreign = [...new Set(found.images.filter(urls.isRemote))]
+    async save(id, body, actor) {
+      const { htmlJson, keys, foreign, foreignJson } = await o.clean(body)
       const within = o.hooks?.saved?.within
-      const saved = await repo.save(id, keys, {
-        ...actor,
-        within: within && ((trx, document) => within(trx, document, { foreign })),
-      })
+      const saved = await asMissing(
+        repo.save(id, keys, {
+          ...actor,
+          within: within && ((trx, document) => within(trx, document, { foreign })),
+        }),
+      )
       await o.hooks?.saved?.after?.(saved)
-      return { html: clean, files: saved.keys.map(urls.urlOf), foreign }
+      return { htmlJson, files: saved.keys.map(urls.urlOf), foreignJson }
     },
     async get(id, actor) {
       const doc = await repo.get(id)
-      if (doc === null) throw new UeError('UE_NOT_FOUND', { detail: 'no such document' })
-      if (!actor.anyDocument && (actor.user === null || doc.owner !== actor.user))
-        throw new UeError('UE_FORBIDDEN', { detail: 'another user owns this document' })
+      if (doc === null || !(actor.anyDocument || (actor.user !== null && doc.owner === actor.user)))
+        throw noSuchDocument()
       return view(doc)
     },
     async remove(id, actor) {
-      const removed = await repo.remove(id, { ...actor, within: o.hooks?.deleted?.within })
-      if (removed === null) throw new UeError('UE_NOT_FOUND', { detail: 'no such document' })
+      const removed = await asMissing(
+        repo.remove(id, { ...actor, within: o.hooks?.deleted?.within }),
+      )
+      if (removed === null) throw noSuchDocument()
       await o.hooks?.deleted?.after?.(removed)
       return view(removed)
     },
+  }
+}
+
+/**
+ * Another user's document is answered exactly as a missing one, so nobody learns which ids
+ * exist and whose they are. (A save of such an id is refused, where a save of a free id
+ * succeeds: that much an id that is taken always shows.)
+ */
+function noSuchDocument(): UeError {
+  return new UeError('UE_NOT_FOUND', { detail: 'no such document' })
+}
+
+/** The repository's refusal of another user's document, as `noSuchDocument`. */
+async function asMissing<T>(change: Promise<T>): Promise<T> {
+  try {
+    return await change
+  } catch (e) {
+    if (isUeError(e) && e.code === 'UE_FORBIDDEN') throw noSuchDocument()
+    throw e
   }
 }
 

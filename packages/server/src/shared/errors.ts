@@ -59,6 +59,7 @@ export const CODES = {
   UE_AUTH_NOT_CONFIGURED: { status: 403 },
   UE_UPLOAD_PENDING: { status: 200 },
   UE_INDEX_NEWER: { status: 500 },
+  UE_DOCUMENT_TOO_COMPLEX: { status: 422 },
 } as const satisfies Record<string, { status: number }>
 
 export type UeErrorCode = keyof typeof CODES

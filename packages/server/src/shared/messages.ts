@@ -61,6 +61,7 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
       '服务器未配置身份验证：请设置 UEDITOR_AUTH_TOKENS 或 JWT 密钥，或以 UEDITOR_AUTH=none 允许匿名使用',
     UE_UPLOAD_PENDING: '文件仍在上传或处理中，请稍后再查询',
     UE_INDEX_NEWER: '文件索引属于更新版本的服务器，请升级服务器',
+    UE_DOCUMENT_TOO_COMPLEX: '文章结构过于复杂，无法保存',
   },
   en: {
     UE_ACTION_UNKNOWN: 'Unknown action',
@@ -120,6 +121,7 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
       'No authentication is configured on the server: set UEDITOR_AUTH_TOKENS or a JWT key, or UEDITOR_AUTH=none to allow anonymous use',
     UE_UPLOAD_PENDING: 'The upload is still arriving or being processed; ask again shortly',
     UE_INDEX_NEWER: 'The file index belongs to a newer release of the server; upgrade the server',
+    UE_DOCUMENT_TOO_COMPLEX: 'The article is too complex to save',
   },
 }
 

@@ -14,6 +14,11 @@ export class SerialisedJson {
   constructor(value: unknown) {
     this.text = safeJson(value)
   }
+
+  /** JSON text written elsewhere (a worker thread), already as `safeJson` writes it. */
+  static fromText(text: string): SerialisedJson {
+    return Object.assign(Object.create(SerialisedJson.prototype), { text })
+  }
 }
 
 /** `JSON.stringify` with `<`, `>`, `&`, U+2028 and U+2029 written as `\u` escapes. */

@@ -1,14 +1,20 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, type TestContext, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { startServer } from '../../src/standalone/serve.js'
 import { ALICE, BOB, ROOT, TOKENS } from '../helpers/auth.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { tempDir } from '../helpers/temp-dir.js'
+
+const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 
 const AUTH: ServerConfigInput = {
   auth: { mode: 'tokens', tokens: TOKENS, adminUsers: ['root'] },
@@ -30,7 +36,13 @@ async function upload(srv: TestServer, token: string, name = 'a.png'): Promise<s
   return answer.url as string
 }
 
-function put(srv: TestServer, id: string, token: string | null, body: string, type = 'text/html') {
+function put(
+  srv: { url: string },
+  id: string,
+  token: string | null,
+  body: BodyInit,
+  type = 'text/html',
+) {
   return fetch(`${srv.url}/documents/${encodeURIComponent(id)}`, {
     method: 'PUT',
     headers: { 'Content-Type': type, ...(token ? bearer(token) : {}) },
@@ -38,7 +50,7 @@ function put(srv: TestServer, id: string, token: string | null, body: string, ty
   })
 }
 
-const call = (srv: TestServer, method: string, id: string, token: string | null) =>
+const call = (srv: { url: string }, method: string, id: string, token: string | null) =>
   fetch(`${srv.url}/documents/${encodeURIComponent(id)}`, {
     method,
     headers: token ? bearer(token) : {},
@@ -164,6 +176,14 @@ describe('the documents API', () => {
       await errorOf(await put(srv, 'j', ALICE, JSON.stringify({ text: 'x' }), 'application/json')),
       { status: 400, code: 'UE_VALIDATION_FAILED' },
     )
+    assert.deepEqual(await errorOf(await put(srv, 'j', ALICE, '{"html":', 'application/json')), {
+      status: 400,
+      code: 'UE_BODY_INVALID',
+    })
+    assert.deepEqual(
+      await errorOf(await put(srv, 'j', ALICE, new Uint8Array([0x3c, 0x70, 0x3e, 0xff, 0xfe]))),
+      { status: 400, code: 'UE_BODY_INVALID' },
+    )
     assert.deepEqual(await errorOf(await put(srv, 'j', ALICE, 'x'.repeat(4096))), {
       status: 413,
       code: 'UE_BODY_TOO_LARGE',
@@ -183,7 +203,7 @@ describe('the documents API', () => {
       ['GET', await call(srv, 'GET', 'mine', BOB)],
       ['DELETE', await call(srv, 'DELETE', 'mine', BOB)],
     ] as const)
-      assert.deepEqual(await errorOf(res), { status: 403, code: 'UE_FORBIDDEN' }, method)
+      assert.deepEqual(await errorOf(res), { status: 404, code: 'UE_NOT_FOUND' }, method)
     const missing = await call(srv, 'GET', 'mine', null)
     assert.equal(missing.status, 401)
     assert.match(missing.headers.get('www-authenticate') ?? '', /^Bearer realm="documents"/)
@@ -194,6 +214,26 @@ describe('the documents API', () => {
       status: 404,
       code: 'UE_NOT_FOUND',
     })
+  })
+
+  test("another user's document is answered exactly as a missing one, and a refused save of it changes nothing", async (t) => {
+    const srv = await started(t)
+    const a = await upload(srv, ALICE, 'a.png')
+    assert.equal((await put(srv, 'hers', ALICE, `<p><img src="${a}"></p>`)).status, 200)
+    const before = await (await call(srv, 'GET', 'hers', ALICE)).json()
+    const answer = async (res: Response) => ({
+      status: res.status,
+      type: res.headers.get('content-type'),
+      body: await res.text(),
+    })
+    const missing = await answer(await call(srv, 'GET', 'nobody-has-this', BOB))
+    assert.equal(missing.status, 404)
+    assert.equal(JSON.parse(missing.body).error.code, 'UE_NOT_FOUND')
+    assert.deepEqual(await answer(await call(srv, 'DELETE', 'nobody-has-this', BOB)), missing)
+    assert.deepEqual(await answer(await call(srv, 'GET', 'hers', BOB)), missing, 'GET')
+    assert.deepEqual(await answer(await call(srv, 'DELETE', 'hers', BOB)), missing, 'DELETE')
+    assert.deepEqual(await answer(await put(srv, 'hers', BOB, '<p>bob</p>')), missing, 'PUT')
+    assert.deepEqual(await (await call(srv, 'GET', 'hers', ALICE)).json(), before)
   })
 
   test('browsers on http.corsOrigins may call it: the preflight allows PUT and DELETE', async (t) => {
@@ -235,5 +275,149 @@ describe('the documents API', () => {
     assert.equal(admin.total, 3)
     const none = await list(ALICE, '&document=other&start=0&size=10')
     assert.equal(none.total, 0)
+  })
+})
+
+/** The standalone binary on a free port with the documents API on, as operators run it. */
+async function serverProcess(t: TestContext, env: NodeJS.ProcessEnv = {}) {
+  const dir = await tempDir(t, 'ueditor-docs-')
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      PATH: process.env.PATH,
+      UEDITOR_DATA_DIR: join(dir, 'data'),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      UEDITOR_DOCUMENTS_ENABLED: 'true',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  t.after(async () => {
+    child.kill('SIGTERM')
+    await Promise.race([exited, sleep(10_000)])
+    child.kill('SIGKILL')
+  })
+  let stderr = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (c) => {
+      stderr += c
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr)
+      if (m) resolve(m[1] as string)
+    })
+    void exited.then(() => reject(new Error(`the server exited:\n${stderr}`)))
+  })
+  return { url, stderr: () => stderr }
+}
+
+const MiB = 4 * 1024 * 1024
+/** `unit` repeated to fill `bytes`. */
+const filled = (unit: string, bytes = MiB - 1024) => unit.repeat(Math.floor(bytes / unit.length))
+
+/** The worst shapes of a 4 MiB article for an HTML cleaner and for reading its addresses. */
+const HOSTILE_ARTICLES: readonly [name: string, html: string][] = [
+  ['deep nesting', filled('<b>')],
+  ['flat tiny elements', filled('<b></b>')],
+  ['flat void elements', filled('<br>')],
+  ['paragraphs closed by the next one', filled('<p>x')],
+  ['one huge attribute list', `<p ${filled('a1234567=1 ', MiB - 2048)}>x</p>`],
+  ['one long style attribute', `<p style="${filled('color:red;', MiB - 2048)}">x</p>`],
+  ['styled spans, as pasted from Word', filled('<span style="font-size:14px;color:#333">t</span>')],
+  ['an unclosed tag to the end', `<p>x</p><img src="${filled('a', MiB - 2048)}`],
+  ['opening tags never closed', filled('<p><b><i><u>x')],
+  ['mismatched end tags', filled('<b>', MiB / 2) + filled('</i>', MiB / 2 - 1024)],
+  [
+    'mismatched end tags just under the depth limit',
+    '<b>'.repeat(250) + filled('</i>', MiB - 2048),
+  ],
+  [
+    'refused iframes between text',
+    filled('xxxxxxxxxx<iframe src="https://evil.example/"></iframe>'),
+  ],
+  ['refused embeds between text', filled('xxxxxxxxxx<embed src="https://evil.example/x.swf">')],
+  ['stored-file images', filled('<img src="/uploads/image/20261126/1764139200123-k3j9x2.png">')],
+]
+
+describe('the documents API under hostile articles', () => {
+  test('every 4 MiB worst shape is saved or refused with UE_DOCUMENT_TOO_COMPLEX, and healthz answers within 100 ms while it runs', {
+    timeout: 300_000,
+  }, async (t) => {
+    const srv = await serverProcess(t, { UEDITOR_LOG_LEVEL: 'silent' })
+    const healthz = async () => {
+      const start = performance.now()
+      const res = await fetch(`${srv.url}/healthz`)
+      await res.arrayBuffer()
+      assert.equal(res.status, 200)
+      return performance.now() - start
+    }
+    const figures = (delays: number[]) => {
+      const sorted = [...delays].sort((a, b) => a - b)
+      const p50 = sorted[Math.floor(sorted.length / 2)] ?? 0
+      const max = sorted.at(-1) ?? 0
+      return {
+        max,
+        text: `${delays.length} healthz, p50 ${p50.toFixed(1)} ms, max ${max.toFixed(1)} ms`,
+      }
+    }
+    // A first small save starts the workers, as any save after a start does.
+    assert.equal((await put(srv, 'warm', null, '<p>x</p>')).status, 200)
+    const quiet: number[] = []
+    for (let i = 0; i < 40; i++) {
+      quiet.push(await healthz())
+      await sleep(25)
+    }
+    t.diagnostic(`with no save running: ${figures(quiet).text}`)
+    for (const [name, html] of HOSTILE_ARTICLES) {
+      const bytes = new TextEncoder().encode(html)
+      const start = performance.now()
+      let answered: number | undefined
+      const saving = put(srv, 'hostile', null, bytes).then((res) => {
+        answered = performance.now() - start
+        return res
+      })
+      const delays: number[] = []
+      while (answered === undefined) {
+        delays.push(await healthz())
+        await Promise.race([saving, sleep(25)])
+      }
+      const res = await saving
+      const body = await res.json()
+      const { max, text } = figures(delays)
+      t.diagnostic(
+        `${name}: ${bytes.length} bytes answered ${res.status}${body.error ? ` ${body.error.code}` : ''} ` +
+          `in ${Math.round(answered)} ms; meanwhile ${text}`,
+      )
+      if (res.status !== 200)
+        assert.deepEqual(
+          { status: res.status, code: body.error?.code },
+          { status: 422, code: 'UE_DOCUMENT_TOO_COMPLEX' },
+          name,
+        )
+      assert.ok(delays.length > 0, name)
+      assert.ok(max < 100, `${name}: a healthz waited ${max.toFixed(1)} ms`)
+    }
+  })
+
+  test('a save through a real server process writes nothing on stderr but JSON log lines', {
+    timeout: 60_000,
+  }, async (t) => {
+    const srv = await serverProcess(t, { UEDITOR_LOG_LEVEL: 'info', UEDITOR_LOG_FORMAT: 'json' })
+    const banner = srv.stderr().length
+    for (const [id, html] of [
+      [
+        'a',
+        '<p>Hello <img src="/uploads/image/a.png"><script>alert(1)</script><style>p{}</style></p>',
+      ],
+      ['b', '<p style="color:red">x<iframe src="https://evil.example/"></iframe></p>'],
+      ['c', '<p>plain</p>'],
+    ])
+      assert.equal((await put(srv, id as string, null, html as string)).status, 200)
+    // The same save refused: the refusal is a log line too.
+    assert.equal((await put(srv, 'd', null, '<b>'.repeat(1000))).status, 422)
+    await sleep(200)
+    const written = srv.stderr().slice(banner)
+    const lines = written.split('\n').filter((line) => line.trim() !== '')
+    for (const line of lines)
+      assert.doesNotThrow(() => JSON.parse(line), `not a JSON log line: ${line}`)
   })
 })

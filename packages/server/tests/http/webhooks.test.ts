@@ -259,7 +259,7 @@ test('a document save refused inside its transaction sends no event', async (t) 
   const put = (token: string, html: string) => putDocument(server, 'post-2', token, html)
   assert.equal((await put(ALICE, '<p>mine</p>')).status, 200)
   // Bob's save of alice's document fails in the transaction that would record its event.
-  assert.equal((await put(BOB, '<p>not mine</p>')).status, 403)
+  assert.equal((await put(BOB, '<p>not mine</p>')).status, 404)
   await receiver.waitFor(1)
   await pause(300)
   assert.equal(receiver.deliveries.length, 1)

@@ -2,12 +2,15 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { parseDocument } from 'htmlparser2'
 import { WHITE_LIST } from '../../src/documents/allow-list.js'
-import { createArticleSanitizer } from '../../src/documents/sanitize.js'
+import { articleUrls } from '../../src/documents/article-urls.js'
+import { type ArticleLimits, createArticleSanitizer } from '../../src/documents/sanitize.js'
+import { isUeError } from '../../src/shared/errors.js'
 import { MATERIAL_XSS_PAYLOADS } from '../helpers/xss-payloads.js'
 
 const sanitize = createArticleSanitizer({
   iframeHosts: ['player.example.com'],
   isOwnFile: (url) => url.startsWith('/uploads/'),
+  limits: { maxDepth: 256, maxElements: 100_000 },
 })
 
 type Node = ReturnType<typeof parseDocument>['children'][number]
@@ -250,4 +253,46 @@ describe('the article sanitiser against more XSS payloads', () => {
       assert.equal(out, clean)
       assertInert(out)
     })
+})
+
+describe('the limits of an article', () => {
+  const limits: ArticleLimits = { maxDepth: 16, maxElements: 1_000 }
+  const bounded = createArticleSanitizer({ iframeHosts: [], isOwnFile: () => false, limits })
+  const tooComplex = (detail: RegExp) => (e: unknown) =>
+    isUeError(e) && e.code === 'UE_DOCUMENT_TOO_COMPLEX' && detail.test(e.detail ?? '')
+
+  test('nesting one element past maxDepth is refused with UE_DOCUMENT_TOO_COMPLEX; at the limit it is kept', () => {
+    assert.equal(bounded(`${'<b>'.repeat(16)}x`), `${'<b>'.repeat(16)}x${'</b>'.repeat(16)}`)
+    assert.throws(() => bounded(`${'<b>'.repeat(17)}x`), tooComplex(/nest more than 16 deep/))
+    // Also where the parser keeps elements open that the cleaner drops.
+    assert.throws(() => bounded(`${'<x-tag>'.repeat(17)}x`), tooComplex(/16 deep/))
+  })
+
+  test('one element past maxElements is refused; elements closed by the next one do not nest', () => {
+    assert.equal(bounded('<p>x'.repeat(1_000)), '<p>x</p>'.repeat(1_000))
+    assert.throws(() => bounded('<br>'.repeat(1_001)), tooComplex(/more than 1000 elements/))
+  })
+
+  test('end tags of elements that are not open cost nothing toward the limits and are dropped', () => {
+    const html = `${'<b>'.repeat(16)}x${'</i>'.repeat(50_000)}`
+    assert.equal(bounded(html), `${'<b>'.repeat(16)}x${'</b>'.repeat(16)}`)
+  })
+
+  test('reading the addresses holds to the same limits', () => {
+    assert.throws(() => articleUrls('<b>'.repeat(17), limits), tooComplex(/16 deep/))
+    assert.deepEqual(articleUrls('<img src="/a.png">'.repeat(1_000), limits).all.length, 1_000)
+  })
+
+  test('a refused iframe or embed goes with its content and leaves the elements after it as they were', () => {
+    assert.equal(
+      bounded(
+        '<div><iframe src="https://evil.example/"><b>in</b></iframe><p>a</p></div><p>b</p><embed src="/x.swf"><p>c</p>',
+      ),
+      '<div><p>a</p></div><p>b</p><p>c</p>',
+    )
+  })
+
+  test('the marker of refused elements cannot be written by an article: it is an unknown tag like any other', () => {
+    assert.equal(bounded('<UE-REFUSED>x</UE-REFUSED><ue-refused>y</ue-refused>'), 'xy')
+  })
 })

@@ -1,7 +1,5 @@
 import sanitizeHtml from 'sanitize-html'
-
-// Where the stored files' URLs are recognised; here for the modules that import them from here.
-export { type FileUrls, fileUrls } from './file-urls.js'
+import { type ArticleLimits, boundedTree } from './sanitize.js'
 
 /** The addresses an article uses, as written in it. */
 export interface ArticleUrls {
@@ -13,8 +11,12 @@ export interface ArticleUrls {
 
 const CSS_URL = /url\(\s*(['"]?)([^'")]*)\1\s*\)/gi
 
-/** Reads the addresses out of HTML the article sanitiser wrote (every element there is kept). */
-export function articleUrls(html: string): ArticleUrls {
+/**
+ * Reads the addresses out of HTML the article sanitiser wrote (every element there is kept). It
+ * only listens to the parser's start tags, in one pass: it keeps no tag, so nothing is written
+ * back, and nothing `sanitize-html` would warn about is allowed.
+ */
+export function articleUrls(html: string, limits: ArticleLimits): ArticleUrls {
   const all: string[] = []
   const images: string[] = []
   const add = (url: string | undefined, image = false) => {
@@ -23,10 +25,16 @@ export function articleUrls(html: string): ArticleUrls {
     all.push(value)
     if (image) images.push(value)
   }
+  const bound = boundedTree(limits)
   sanitizeHtml(html, {
-    allowedTags: false,
-    allowedAttributes: false,
-    exclusiveFilter: ({ tag, attribs }) => {
+    allowedTags: [],
+    allowedAttributes: {},
+    nonTextTags: [],
+    // No text is written back either: it is not even escaped.
+    disallowedTagsMode: 'completelyDiscard',
+    onCloseTag: bound.close,
+    onOpenTag: (tag, attribs) => {
+      bound.open()
       switch (tag) {
         case 'img':
           add(attribs.src, true)
@@ -47,7 +55,6 @@ export function articleUrls(html: string): ArticleUrls {
           break
       }
       for (const m of (attribs.style ?? '').matchAll(CSS_URL)) add(m[2], true)
-      return false
     },
   })
   return { all, images }
