@@ -75,7 +75,7 @@ export function createSpool(
       try {
         return await spoolStream(path, source, maxSize, originalName, inspect)
       } catch (e) {
-        const failed = writeFailure(e, tempRoot)
+        const failed = writeFailure(e, path, tempRoot)
         if (!failed) throw e
         metrics.dependencyFailed('storage', 'spool')
         throw failed
@@ -159,20 +159,20 @@ async function spoolStream(
   return { ...tempFileAt(path, size, originalName), head: head ?? Buffer.alloc(0) }
 }
 
-/** fs calls that write the spool file: their errors are the temp folder's, not the body's. */
-const WRITE_CALLS = new Set(['open', 'write', 'writev', 'close', 'fsync'])
+/** fs calls on the open spool file (their errors name no path): the temp folder failed. */
+const WRITE_CALLS = new Set(['write', 'writev', 'close', 'fsync'])
 
-/** What a failed spool write is answered with, or undefined when the body failed, not the disk. */
-function writeFailure(e: unknown, tempRoot: string): UeError | undefined {
+/**
+ * What a failed spool write is answered with, or undefined when the body failed, not the temp
+ * folder (opening the spool file at `path`, or writing it).
+ */
+function writeFailure(e: unknown, path: string, tempRoot: string): UeError | undefined {
   if (isUeError(e)) return undefined
   if (diskFullCode(e)) return storageFull('spool', tempRoot, e)
-  const syscall = (e as { syscall?: unknown } | null)?.syscall
-  if (typeof syscall === 'string' && WRITE_CALLS.has(syscall))
-    return new UeError('UE_STORAGE_FAILED', {
-      cause: e,
-      context: { at: 'spool', folder: tempRoot },
-    })
-  return undefined
+  const { syscall, path: named } = (e ?? {}) as { syscall?: unknown; path?: unknown }
+  const ours = syscall === 'open' ? named === path : WRITE_CALLS.has(String(syscall))
+  if (!ours) return undefined
+  return new UeError('UE_STORAGE_FAILED', { cause: e, context: { at: 'spool', folder: tempRoot } })
 }
 
 /** A fresh spool path next to `file` (same pid-named pattern, so a crash leaves nothing for good). */

@@ -374,3 +374,16 @@ test('with limits.minFreeBytes on, an upload to a volume below it is refused wit
     await rm(join(volume, 'filler'))
   }
 })
+
+test('an upload into a temp folder that cannot be written is refused with UE_STORAGE_FAILED, logged and counted, not as a malformed form', async (t) => {
+  const log = jsonLog('info')
+  const srv = await startTestServer(t, { limits: { minFreeBytes: 0 } }, { logger: log.logger })
+  // Gone after the start: the spool file cannot be opened.
+  await rm(srv.ue.config.uploads.tempDir, { recursive: true })
+  const before = await dependencyErrors(srv, 'storage')
+  const answer = await upload(srv, 'file', PDF, 'small.pdf')
+  assert.equal(answer.code, 'UE_STORAGE_FAILED', JSON.stringify(answer))
+  const line = log.records.find((r) => r.code === 'UE_STORAGE_FAILED' && r.at === 'spool')
+  assert.equal(line?.level, 'error', JSON.stringify(log.records.slice(-3)))
+  assert.equal(await dependencyErrors(srv, 'storage'), before + 1)
+})
