@@ -63,11 +63,11 @@ const MAX_TRACKED_CLIENTS = 10_000
 
 /**
  * Upload flood guards: a token bucket and an in-flight cap per user (per client address when
- * nobody is signed in), and a free-space floor on the volumes uploads are written to. An upload over the
- * in-flight cap waits in a short per-client queue for a slot (the editor sends every dropped
- * or pasted image at once), and is refused when the queue is full or the wait is over. An
- * anonymous request with no known address (the fetch handler used without `toNodeHandler`)
- * skips the per-client limits; the floor still applies.
+ * nobody is signed in), and a free-space floor on the volumes uploads are written to. An
+ * upload over the in-flight cap waits in a short per-client queue for a slot (the editor sends
+ * every dropped or pasted image at once), and is refused when the queue is full or the wait is
+ * over. An anonymous request with no known address (the fetch handler used without
+ * `toNodeHandler`) skips the per-client limits; the floor still applies.
  */
 export function createUploadGate(
   o: UploadLimits & { volumes: readonly string[] },
@@ -194,8 +194,7 @@ export function createUploadGate(
  * the same per-client rate and in-flight limits.
  */
 export function serverUploadGate(config: ServerConfig, metrics: Metrics): UploadGate {
-  // With remote storage the only local volume an upload fills is the temp spool.
-  // The temp spool, and the storage root with local storage (the volumes readyz checks too).
+  // The temp spool, and with local storage the root (the volumes readyz checks too).
   const volumes = [config.uploads.tempDir]
   if (config.storage.driver === 'local') volumes.push(config.storage.root)
   return createUploadGate(

@@ -137,7 +137,10 @@ export function isUeError(e: unknown): e is UeError {
 const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL', '53100'])
 const DISK_FULL_TEXT = /No space left on device|Disk quota exceeded/
 
-/** The code (`ENOSPC`, `EDQUOT`, `SQLITE_FULL`, …) when `e` or one of its causes says the disk is full. */
+/**
+ * The code (`ENOSPC`, `EDQUOT`, `SQLITE_FULL`, …) when `e`, or an error it was caused by, says
+ * the disk is full.
+ */
 export function diskFullCode(e: unknown): string | undefined {
   for (let err = e, depth = 0; err && typeof err === 'object' && depth < 8; depth++) {
     const code = (err as { code?: unknown }).code
@@ -148,7 +151,7 @@ export function diskFullCode(e: unknown): string | undefined {
   return undefined
 }
 
-/** Where an upload ran out of space: its temp file, a re-encoded image, the store, tus, the index. */
+/** Where an upload ran out of space: temp file, re-encoded image, store, tus bytes, index row. */
 export type FullAt = 'spool' | 'image' | 'store' | 'tus' | 'index'
 
 /**

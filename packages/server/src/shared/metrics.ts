@@ -161,7 +161,7 @@ export function createMetrics(): MetricsRegistry {
   })
   const dependencyErrors = new Counter({
     name: 'ueditor_dependency_errors_total',
-    help: 'Failed calls to the database or the storage (its driver, the temp spool, tus), by operation',
+    help: 'Failed calls to the database or the storage (driver, temp spool, tus), by operation',
     labelNames: ['dependency', 'operation'],
     registers,
   })

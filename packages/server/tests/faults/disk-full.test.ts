@@ -359,6 +359,10 @@ test('with limits.minFreeBytes on, an upload to a volume below it is refused wit
   const v = await volumes(t)
   if (!v) return
   const { srv, log } = await startOn(t, v, { limits: { minFreeBytes: 512 * 1024 } })
+  // An upload under way: below the floor its next PATCH is refused, and it is kept to resume.
+  const created = await tusCreate(srv, PDF_FILE, { length: SIZE })
+  assert.equal(created.status, 201, created.text)
+  const url = locationOf(srv, created)
   for (const volume of [v.data, v.spool]) {
     await fill(volume, LEFT)
     const before = await snapshot(srv, v)
@@ -366,6 +370,10 @@ test('with limits.minFreeBytes on, an upload to a volume below it is refused wit
     const answer = await upload(srv, 'file', DOCUMENT, 'report.pdf')
     assert.equal(answer.code, 'UE_STORAGE_FULL', JSON.stringify(answer))
     assertTusFull(await tusCreate(srv, PDF_FILE, { length: SIZE, body: DOCUMENT }))
+    assertTusFull(await tusPatch(url, DOCUMENT))
+    const head = await tusFetch(url, { method: 'HEAD', headers: AUTH })
+    assert.equal(head.status, 200, head.text)
+    assert.equal(head.headers.get('upload-offset'), '0')
     assert.deepEqual(await contents(v.data), before.data)
     assert.deepEqual(await contents(v.spool), before.spool)
     const line = log.records.slice(lines).find((r) => r.code === 'UE_STORAGE_FULL')

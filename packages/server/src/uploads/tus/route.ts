@@ -244,21 +244,22 @@ export function createTusRoute(o: {
     return answer
   }
 
-  /** Removes an upload that will not go on: its bytes (once claimed, so no ending runs) and its row. */
+  /** Removes an upload that will not go on: its bytes (claimed first: no ending runs), its row. */
   const forget = async (row: UploadRow) => {
     if (await deps.uploads.claim(row.id)) await place.remove(row)
     await deps.uploads.remove(row.id)
   }
 
   /**
-   * A PATCH. On a full disk the upload ends here, bytes and row: what it holds cannot grow, and
-   * keeping it would keep the volume full (the client is told `UE_STORAGE_FULL` and starts again).
+   * A PATCH. When its bytes run out of space the upload ends here, bytes and row: what it holds
+   * cannot grow, and keeping it would keep the volume full (the client is told `UE_STORAGE_FULL`
+   * and starts again). Refused by the free-space floor before a byte is read, it is kept.
    */
   const patch = async (request: Request, actor: Actor, row: UploadRow): Promise<Response> => {
     try {
       return await receive(request, actor)
     } catch (e) {
-      if (isUeError(e) && e.code === 'UE_STORAGE_FULL') await forget(row)
+      if (isUeError(e) && e.code === 'UE_STORAGE_FULL' && diskFullCode(e)) await forget(row)
       throw e
     }
   }
