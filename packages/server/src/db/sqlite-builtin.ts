@@ -73,11 +73,12 @@ export async function openBuiltinSqlite(file: string): Promise<BuiltinSqlite> {
 /**
  * node:sqlite reports every SQLite failure as `code: 'ERR_SQLITE_ERROR'` with the numeric
  * extended result code in `errcode`; better-sqlite3 (and `db/errors.ts`) use SQLite's names.
- * The constraint and busy codes the store reacts to get their names here.
+ * The constraint, busy and full codes the store reacts to get their names here.
  */
 const RESULT_NAMES: Readonly<Record<number, string>> = {
   5: 'SQLITE_BUSY',
   6: 'SQLITE_LOCKED',
+  13: 'SQLITE_FULL',
   19: 'SQLITE_CONSTRAINT',
   275: 'SQLITE_CONSTRAINT_CHECK',
   787: 'SQLITE_CONSTRAINT_FOREIGNKEY',

@@ -63,14 +63,14 @@ const MAX_TRACKED_CLIENTS = 10_000
 
 /**
  * Upload flood guards: a token bucket and an in-flight cap per user (per client address when
- * nobody is signed in), and a free-space floor on the storage volume. An upload over the
- * in-flight cap waits in a short per-client queue for a slot (the editor sends every dropped
- * or pasted image at once), and is refused when the queue is full or the wait is over. An
- * anonymous request with no known address (the fetch handler used without `toNodeHandler`)
- * skips the per-client limits; the floor still applies.
+ * nobody is signed in), and a free-space floor on the volumes uploads are written to. An
+ * upload over the in-flight cap waits in a short per-client queue for a slot (the editor sends
+ * every dropped or pasted image at once), and is refused when the queue is full or the wait is
+ * over. An anonymous request with no known address (the fetch handler used without
+ * `toNodeHandler`) skips the per-client limits; the floor still applies.
  */
 export function createUploadGate(
-  o: UploadLimits & { storageRoot: string },
+  o: UploadLimits & { volumes: readonly string[] },
   options: { now?: () => number; events?: UploadGateEvents } = {},
 ): UploadGate {
   const now = options.now ?? Date.now
@@ -78,7 +78,11 @@ export function createUploadGate(
   const buckets = new Map<string, Bucket>()
   const exempt = new Set(o.exemptUsers)
   const perMs = o.uploadsPerMinute / 60_000
-  const free = sharedFreeBytes(o.storageRoot)
+  const frees = [...new Set(o.volumes)].map(sharedFreeBytes)
+  const belowFloor = async () => {
+    for (const free of frees) if ((await free()) < o.minFreeBytes) return true
+    return false
+  }
 
   const refill = (b: Bucket, t: number) => {
     b.tokens = Math.min(o.uploadsPerMinute, b.tokens + (t - b.updatedAt) * perMs)
@@ -175,8 +179,7 @@ export function createUploadGate(
       const counted = options?.rate !== false
       const release = key && limited ? await take(key, clientGone, counted) : () => {}
       try {
-        if (o.minFreeBytes > 0 && (await free()) < o.minFreeBytes)
-          throw new UeError('UE_STORAGE_FULL')
+        if (o.minFreeBytes > 0 && (await belowFloor())) throw new UeError('UE_STORAGE_FULL')
       } catch (e) {
         release()
         throw e
@@ -191,11 +194,11 @@ export function createUploadGate(
  * the same per-client rate and in-flight limits.
  */
 export function serverUploadGate(config: ServerConfig, metrics: Metrics): UploadGate {
-  // With remote storage the only local volume an upload fills is the temp spool.
-  const storageRoot =
-    config.storage.driver === 'local' ? config.storage.root : config.uploads.tempDir
+  // The temp spool, and with local storage the root (the volumes readyz checks too).
+  const volumes = [config.uploads.tempDir]
+  if (config.storage.driver === 'local') volumes.push(config.storage.root)
   return createUploadGate(
-    { ...config.limits, storageRoot },
+    { ...config.limits, volumes },
     { events: { queued: metrics.uploadQueued, limited: metrics.uploadLimited } },
   )
 }

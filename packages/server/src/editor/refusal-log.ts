@@ -51,7 +51,8 @@ function limitFor(
         uploadQueueWaitMs: config.limits.uploadQueueWaitMs,
       }
     case 'UE_STORAGE_FULL':
-      return { minFreeBytes: config.limits.minFreeBytes }
+      // The floor's refusal; a write that ran out of space says where instead (its context).
+      return error.context ? undefined : { minFreeBytes: config.limits.minFreeBytes }
     case 'UE_REMOTE_TOO_MANY':
       return { maxSources: config.catcher.maxSources }
     default:

@@ -1,11 +1,12 @@
 import { createReadStream } from 'node:fs'
+import { dirname } from 'node:path'
 import type { FileEntry } from '../db/types.js'
 import type { ImagePolicy } from '../images/processor.js'
 import { cleanOriginalName } from '../ingest/display-name.js'
 import { renderKey } from '../ingest/keys.js'
 import { type ContentType, decideContentType } from '../ingest/sniff.js'
 import type { SpooledFile } from '../ingest/temp-file.js'
-import { UeError } from '../shared/errors.js'
+import { diskFullCode, storageFull, UeError } from '../shared/errors.js'
 import type { Category, StorageKey } from '../shared/types.js'
 import { IMAGE_CATEGORIES, type UploadRule } from './action-table.js'
 import type { Actor, EditorDeps } from './deps.js'
@@ -101,6 +102,7 @@ export async function storeBytes(
     await deps.storage
       .delete(key)
       .catch((e: unknown) => deps.log.error({ err: e, key }, 'undo failed'))
+    if (diskFullCode(cause)) throw storageFull('index', indexFolder(deps), cause)
     throw cause instanceof UeError ? cause : new UeError('UE_INDEX_FAILED', { cause })
   }
   deps.log.info(
@@ -115,6 +117,12 @@ export async function storeBytes(
     'file stored',
   )
   return entry
+}
+
+/** The folder of a SQLite index, named in the log line of an index that ran out of space. */
+function indexFolder(deps: EditorDeps): string | undefined {
+  const { index } = deps.config
+  return index.driver === 'sqlite' ? dirname(index.file) : undefined
 }
 
 /** Only the image categories are resized and watermarked; any stored image is re-encoded. */
@@ -166,7 +174,11 @@ async function putUnderFreshKey(
     } catch (cause) {
       const exists = cause instanceof UeError && cause.detail === 'exists'
       if (exists && attempt < KEY_ATTEMPTS) continue
-      throw cause instanceof UeError ? cause : new UeError('UE_STORAGE_FAILED', { cause })
+      if (cause instanceof UeError) throw cause
+      // A driver of the host's own may throw the system's error as it is.
+      throw diskFullCode(cause)
+        ? storageFull('store', undefined, cause)
+        : new UeError('UE_STORAGE_FAILED', { cause })
     }
   }
 }

@@ -1,8 +1,9 @@
 import { readFile, rm, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import sharp, { type Sharp } from 'sharp'
 import { describeFile, siblingPath, type TempFile, tempFileAt } from '../ingest/temp-file.js'
 import { deadline } from '../shared/deadline.js'
-import { UeError } from '../shared/errors.js'
+import { diskFullCode, storageFull, UeError } from '../shared/errors.js'
 import { createFairQueue } from './fair-queue.js'
 import { DEFAULT_PNG_LEVEL, pngLevelFor, readPng } from './png-effort.js'
 import type { ImagePolicy, ImageProcessor, ImageType, ProcessedImage } from './processor.js'
@@ -203,6 +204,13 @@ async function reencode(
   } catch (cause) {
     await rm(out, { force: true })
     if (cause instanceof UeError) throw cause
+    // Writing the copy failed, not decoding: the temp folder's fault, not the image's.
+    if (diskFullCode(cause)) throw storageFull('image', dirname(out), cause)
+    if ((cause as { syscall?: unknown } | null)?.syscall !== undefined)
+      throw new UeError('UE_STORAGE_FAILED', {
+        cause,
+        context: { at: 'image', folder: dirname(out) },
+      })
     const message = cause instanceof Error ? cause.message : ''
     if (/pixel limit|timeout/i.test(message)) throw new UeError('UE_IMAGE_TOO_LARGE', { cause })
     throw new UeError('UE_CONTENT_MISMATCH', { detail: 'undecodable image', cause })

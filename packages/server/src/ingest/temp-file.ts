@@ -3,7 +3,8 @@ import { createWriteStream } from 'node:fs'
 import { readdir, rm, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { type Readable, Transform } from 'node:stream'
-import { UeError } from '../shared/errors.js'
+import { diskFullCode, isUeError, storageFull, UeError } from '../shared/errors.js'
+import { type Metrics, noMetrics } from '../shared/metrics.js'
 import { isProcessAlive } from '../shared/process-alive.js'
 import { pump } from '../shared/pump.js'
 
@@ -56,15 +57,29 @@ function newSpoolPath(tempRoot: string): string {
   return join(tempRoot, `req-${process.pid}-${randomUUID()}`)
 }
 
-export function createSpool(tempRoot: string): Spool {
+/**
+ * A request's spool in `tempRoot`. A write the temp folder refuses (full, or failing) is
+ * `UE_STORAGE_FULL` or `UE_STORAGE_FAILED` and counted as a storage failure.
+ */
+export function createSpool(
+  tempRoot: string,
+  metrics: Pick<Metrics, 'dependencyFailed'> = noMetrics,
+): Spool {
   const paths: string[] = []
   let disposed = false
   return {
-    write(source, maxSize, originalName, inspect) {
-      if (disposed) return Promise.reject(new Error('spool already disposed'))
+    async write(source, maxSize, originalName, inspect) {
+      if (disposed) throw new Error('spool already disposed')
       const path = newSpoolPath(tempRoot)
       paths.push(path)
-      return spoolStream(path, source, maxSize, originalName, inspect)
+      try {
+        return await spoolStream(path, source, maxSize, originalName, inspect)
+      } catch (e) {
+        const failed = writeFailure(e, path, tempRoot)
+        if (!failed) throw e
+        metrics.dependencyFailed('storage', 'spool')
+        throw failed
+      }
     },
     async dispose() {
       if (disposed) return
@@ -142,6 +157,22 @@ async function spoolStream(
     throw e
   }
   return { ...tempFileAt(path, size, originalName), head: head ?? Buffer.alloc(0) }
+}
+
+/** fs calls on the open spool file (their errors name no path): the temp folder failed. */
+const WRITE_CALLS = new Set(['write', 'writev', 'close', 'fsync'])
+
+/**
+ * What a failed spool write is answered with, or undefined when the body failed, not the temp
+ * folder (opening the spool file at `path`, or writing it).
+ */
+function writeFailure(e: unknown, path: string, tempRoot: string): UeError | undefined {
+  if (isUeError(e)) return undefined
+  if (diskFullCode(e)) return storageFull('spool', tempRoot, e)
+  const { syscall, path: named } = (e ?? {}) as { syscall?: unknown; path?: unknown }
+  const ours = syscall === 'open' ? named === path : WRITE_CALLS.has(String(syscall))
+  if (!ours) return undefined
+  return new UeError('UE_STORAGE_FAILED', { cause: e, context: { at: 'spool', folder: tempRoot } })
 }
 
 /** A fresh spool path next to `file` (same pid-named pattern, so a crash leaves nothing for good). */

@@ -27,7 +27,7 @@ export function answerError(thrown: unknown, request: Request, path: ErrorPath):
   const error = isUeError(thrown) ? thrown : new UeError('UE_INTERNAL', { cause: thrown })
   const log = requestLogger(path.log, request)
   const level = refusalLevel(error)
-  const details = path.details?.(error)
+  const details = { ...error.context, ...path.details?.(error) }
   if (level === 'error') {
     const cause = isUeError(thrown) ? thrown.cause : undefined
     const line = { err: thrown, ...(cause === undefined ? {} : { cause }) }

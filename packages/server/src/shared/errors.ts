@@ -74,15 +74,23 @@ export class UeError extends Error {
    * `WWW-Authenticate`, `Retry-After`).
    */
   readonly headers: Readonly<Record<string, string>> | undefined
+  /** Fields for the server's log line only (where it happened), never answered. */
+  readonly context: Readonly<Record<string, unknown>> | undefined
 
   constructor(
     code: UeErrorCode,
-    options?: { detail?: string; cause?: unknown; headers?: Record<string, string> },
+    options?: {
+      detail?: string
+      cause?: unknown
+      headers?: Record<string, string>
+      context?: Record<string, unknown>
+    },
   ) {
     super(options?.detail ? `${code}: ${options.detail}` : code, { cause: options?.cause })
     this.code = code
     this.detail = options?.detail
     this.headers = options?.headers
+    this.context = options?.context
   }
 
   get status(): number {
@@ -122,4 +130,37 @@ export function shuttingDown(): UeError {
 
 export function isUeError(e: unknown): e is UeError {
   return e instanceof UeError
+}
+
+/**
+ * What says a volume, or its owner's disk quota, is full: the errno codes, SQLite's and
+ * PostgreSQL's own (`53100`), and libvips' text (its errors carry no code).
+ */
+const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL', '53100'])
+const DISK_FULL_TEXT = /No space left on device|Disk quota exceeded/
+
+/**
+ * The code (`ENOSPC`, `EDQUOT`, `SQLITE_FULL`, …) when `e`, or an error it was caused by, says
+ * the disk is full.
+ */
+export function diskFullCode(e: unknown): string | undefined {
+  for (let err = e, depth = 0; err && typeof err === 'object' && depth < 8; depth++) {
+    const code = (err as { code?: unknown }).code
+    if (typeof code === 'string' && DISK_FULL_CODES.has(code)) return code
+    if (!isUeError(err) && err instanceof Error && DISK_FULL_TEXT.test(err.message)) return 'ENOSPC'
+    err = (err as { cause?: unknown }).cause
+  }
+  return undefined
+}
+
+/** Where an upload ran out of space: temp file, re-encoded image, store, tus bytes, index row. */
+export type FullAt = 'spool' | 'image' | 'store' | 'tus' | 'index'
+
+/**
+ * `UE_STORAGE_FULL` for a write that ran out of space (`cause` says it is: see `diskFullCode`);
+ * its log line names the step, the errno and the folder written to.
+ */
+export function storageFull(at: FullAt, folder: string | undefined, cause: unknown): UeError {
+  const context = { at, errno: diskFullCode(cause), ...(folder ? { folder } : {}) }
+  return new UeError('UE_STORAGE_FULL', { cause, context })
 }

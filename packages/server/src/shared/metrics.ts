@@ -33,7 +33,15 @@ export interface Metrics {
   webhookDelivery(type: string, outcome: WebhookOutcome): void
   /** An in-process event handler (`on`) that threw or rejected, by event type. */
   eventHandlerFailed(type: string): void
+  /**
+   * A failed write of the server's own beside the driver's (the temp spool, a re-encoded
+   * image, tus's store), by a fixed operation name.
+   */
+  dependencyFailed(dependency: Dependency, operation: string): void
 }
+
+/** What `ueditor_dependency_errors_total` counts failures of. */
+export type Dependency = 'database' | 'storage'
 
 export const noMetrics: Metrics = {
   editorRequest() {},
@@ -46,6 +54,7 @@ export const noMetrics: Metrics = {
   httpRequest() {},
   webhookDelivery() {},
   eventHandlerFailed() {},
+  dependencyFailed() {},
 }
 
 export interface MetricsRegistry extends Metrics {
@@ -57,9 +66,10 @@ export interface MetricsRegistry extends Metrics {
     processor: T,
   ): T
   /** Wraps a driver or repository so each rejected call that is not a refusal is counted. */
-  countFailures<T extends object>(dependency: 'database' | 'storage', target: T): T
+  countFailures<T extends object>(dependency: Dependency, target: T): T
 }
 
+const STORAGE_CODES: ReadonlySet<string> = new Set(['UE_STORAGE_FULL', 'UE_STORAGE_FAILED'])
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
 
@@ -151,7 +161,7 @@ export function createMetrics(): MetricsRegistry {
   })
   const dependencyErrors = new Counter({
     name: 'ueditor_dependency_errors_total',
-    help: 'Failed calls to the database or the storage driver, by operation',
+    help: 'Failed calls to the database or the storage (driver, temp spool, tus), by operation',
     labelNames: ['dependency', 'operation'],
     registers,
   })
@@ -225,6 +235,9 @@ export function createMetrics(): MetricsRegistry {
     eventHandlerFailed(type) {
       eventHandlerFailures.inc({ type })
     },
+    dependencyFailed(dependency, operation) {
+      dependencyErrors.inc({ dependency, operation })
+    },
     timeImages(processor) {
       imagesWaiting = () => processor.waiting ?? 0
       const process = processor.process.bind(processor) as (...a: unknown[]) => Promise<unknown>
@@ -237,6 +250,9 @@ export function createMetrics(): MetricsRegistry {
             return out
           } catch (e) {
             end({ outcome: isUeError(e) ? e.code : 'UE_INTERNAL' })
+            // The re-encoded copy is written to the temp folder: a write that failed counts.
+            if (isUeError(e) && STORAGE_CODES.has(e.code))
+              dependencyErrors.inc({ dependency: 'storage', operation: 'image' })
             throw e
           }
         },

@@ -5,7 +5,7 @@ import type { FileHandle } from 'node:fs/promises'
 import { link, lstat, mkdir, open, readdir, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
-import { isUeError, UeError } from '../shared/errors.js'
+import { diskFullCode, isUeError, storageFull, UeError } from '../shared/errors.js'
 import { isProcessAlive } from '../shared/process-alive.js'
 import type { StorageKey } from '../shared/types.js'
 import { checkedKey, checkRange } from './checks.js'
@@ -42,7 +42,7 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
       fh = await open(part, 'wx')
     } catch (cause) {
       body.destroy()
-      throw new UeError('UE_STORAGE_FAILED', { cause })
+      throw writeError(cause)
     }
 
     // Writing through our own handle (not a pipeline into a WriteStream) guarantees the file
@@ -63,7 +63,7 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
     }
     if (failed) {
       await removeQuietly(part)
-      throw isUeError(failure) ? failure : new UeError('UE_STORAGE_FAILED', { cause: failure })
+      throw isUeError(failure) ? failure : writeError(failure)
     }
 
     try {
@@ -93,6 +93,19 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
       if (!LINK_UNSUPPORTED.has(errno(cause) ?? '')) throw publishError(cause)
       await put(key, createReadStream(file))
     }
+  }
+
+  /** A write that failed: `UE_STORAGE_FULL` when the volume (or the quota on it) is full. */
+  function writeError(cause: unknown): UeError {
+    return diskFullCode(cause)
+      ? storageFull('store', root, cause)
+      : new UeError('UE_STORAGE_FAILED', { cause })
+  }
+
+  function publishError(cause: unknown): UeError {
+    if (errno(cause) === 'EEXIST')
+      return new UeError('UE_STORAGE_FAILED', { detail: 'exists', cause })
+    return writeError(cause)
   }
 
   return {
@@ -158,11 +171,6 @@ export function localDiskStorage(o: { root: string }): StorageDriver {
 
 /** link() fails with these where the spool and the root are on different or link-less file systems. */
 const LINK_UNSUPPORTED = new Set(['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK'])
-
-function publishError(cause: unknown): UeError {
-  const detail = errno(cause) === 'EEXIST' ? 'exists' : undefined
-  return new UeError('UE_STORAGE_FAILED', detail ? { detail, cause } : { cause })
-}
 
 /**
  * Removes the unfinished writes of processes that are gone (a crash or `kill -9` mid-write);

@@ -10,7 +10,7 @@ import { uploadResult } from '../editor/results.js'
 import { type Placer, placeFile, storeBytes, storeTempFile, vetHead } from '../editor/store.js'
 import { claimedExtension } from '../ingest/display-name.js'
 import { createSpool, HEAD_BYTES } from '../ingest/temp-file.js'
-import { UeError } from '../shared/errors.js'
+import { refusalLevel, UeError } from '../shared/errors.js'
 import { messageFor } from '../shared/messages.js'
 import type { FinishedBytes, UnfinishedUploads } from './unfinished.js'
 
@@ -46,8 +46,11 @@ export async function finishUpload(
     state = 'done'
   } catch (e) {
     const error = e instanceof UeError ? e : new UeError('UE_INTERNAL', { cause: e })
-    if (error.status >= 500) deps.log.error({ err: e, upload: row.id }, 'upload ending failed')
-    else deps.log.info({ upload: row.id, code: error.code, detail: error.detail }, 'upload refused')
+    const level = refusalLevel(error)
+    const context = { upload: row.id, ...error.context }
+    if (level === 'error') deps.log.error({ err: e, ...context }, 'upload ending failed')
+    else if (level === 'warn') deps.log.warn({ code: error.code, ...context }, 'upload refused')
+    else deps.log.info({ code: error.code, detail: error.detail, ...context }, 'upload refused')
     outcome = { code: error.code, message: messageFor(deps.config.locale, error.code) }
     state = 'refused'
   }
@@ -80,7 +83,7 @@ async function ingest(deps: UploadDeps, row: UploadRow, bytes: FinishedBytes): P
   const actor: Actor = { user: row.owner, admin: false, channel: 'none' }
   if (deps.images.handles(type.ext)) {
     // Images are small: a copy in the temp spool, where the pipeline writes its output beside it.
-    const spool = createSpool(deps.config.uploads.tempDir)
+    const spool = createSpool(deps.config.uploads.tempDir, deps.metrics)
     try {
       const file = await spool.write(await readAll(deps, bytes), rule.maxSize, row.originalName)
       return await storeTempFile(deps, file, rule, claimedExt, actor, type, row.id)

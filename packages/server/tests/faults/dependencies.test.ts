@@ -190,7 +190,7 @@ test('on a full disk uploads are refused readably, nothing partial is left, read
   const nospace = await upload(srv, document, 'big.txt', 'file')
   assert.equal(nospace.status, 200)
   assert.notEqual(nospace.body.state, 'SUCCESS')
-  assert.equal(nospace.body.code, 'UE_STORAGE_FAILED')
+  assert.equal(nospace.body.code, 'UE_STORAGE_FULL')
   assert.deepEqual(await srv.storedFiles(), [], 'no partial file, visible or not')
 
   // Below the floor: refused before the body is read, and not ready.

@@ -17,7 +17,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
  */
 export async function handleBase64(ctx: ActionContext, rule: UploadRule): Promise<UploadResult> {
   const { config } = ctx.deps
-  const spool = createSpool(config.uploads.tempDir)
+  const spool = createSpool(config.uploads.tempDir, ctx.deps.metrics)
   try {
     const isMultipart = /^multipart\//i.test(ctx.request.headers.get('content-type') ?? '')
     const file = isMultipart

@@ -54,7 +54,7 @@ export async function handleCatch(ctx: ActionContext, rule: CatchRule): Promise<
     () => new UeError('UE_REMOTE_FAILED', { detail: 'request deadline' }),
     ctx.request.signal,
   )
-  const spool = createSpool(config.uploads.tempDir)
+  const spool = createSpool(config.uploads.tempDir, ctx.deps.metrics)
   try {
     const fetched = await mapBounded(sources.slice(0, maxSources), concurrency, (source) =>
       catchOne(ctx, rule, spool, source, limit.signal),
@@ -147,8 +147,10 @@ async function catchOne(
       log.error({ err: e }, 'unexpected error while capturing a remote image')
       return failedEntry(config, source, new UeError('UE_INTERNAL'))
     }
-    if (refusalLevel(e) === 'error' && e.code !== 'UE_REMOTE_FAILED')
-      log.error({ err: e, cause: e.cause }, 'capturing a remote image failed')
+    const level = refusalLevel(e)
+    if (level === 'error' && e.code !== 'UE_REMOTE_FAILED')
+      log.error({ err: e, cause: e.cause, ...e.context }, 'capturing a remote image failed')
+    else if (level === 'warn') log.warn({ code: e.code, ...e.context }, 'remote image not captured')
     else log.debug({ code: e.code, detail: e.detail, source }, 'remote image not captured')
     return failedEntry(config, source, e)
   }

@@ -10,7 +10,7 @@ import { storeTempFile, vetHead } from '../store.js'
 /** image, snapscreen, video, audio and file: one streamed multipart file part. */
 export async function handleUpload(ctx: ActionContext, rule: UploadRule): Promise<UploadResult> {
   const { config } = ctx.deps
-  const spool = createSpool(config.uploads.tempDir)
+  const spool = createSpool(config.uploads.tempDir, ctx.deps.metrics)
   let vetted: ContentType | undefined
   try {
     const file = await readSingleFile(ctx.request, spool, {

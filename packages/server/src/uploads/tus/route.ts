@@ -6,7 +6,7 @@ import type { Actor } from '../../editor/deps.js'
 import { type UploadGate, uploadClientKey } from '../../editor/limits.js'
 import { checkQuota } from '../../editor/store.js'
 import { claimedExtension } from '../../ingest/display-name.js'
-import { isUeError, UeError } from '../../shared/errors.js'
+import { diskFullCode, isUeError, storageFull, UeError } from '../../shared/errors.js'
 import { noMetrics } from '../../shared/metrics.js'
 import { BodyWatch, readBody } from '../../shared/request-body.js'
 import { requestInfo } from '../../shared/request-info.js'
@@ -133,15 +133,20 @@ export function createTusRoute(o: {
   /**
    * tus's answer, except for a failure it would answer with a store's error text or as its own
    * "aborted": a body the server's deadlines ended is their refusal (`UE_BODY_TIMEOUT`), one of
-   * the server's refusals is itself, and any other failure is `UE_STORAGE_FAILED` (its detail
-   * goes to the log only).
+   * the server's refusals is itself, a store out of space is `UE_STORAGE_FULL`, and any other
+   * failure is `UE_STORAGE_FAILED` (its detail goes to the log only). A store's failure is
+   * counted as a storage failure.
    */
   const viaTus = async (request: Request, watch?: BodyWatch): Promise<Response> => {
     const answer = await tus.handleWeb(request)
     if (!failures.has(request)) return answer
     const failure = failures.get(request)
     if (watch?.signal.aborted) throw watch.signal.reason
+    const full = isUeError(failure) ? failure.code === 'UE_STORAGE_FULL' : !!diskFullCode(failure)
+    if (full || (!isUeError(failure) && answer.status >= 500))
+      metrics.dependencyFailed('storage', 'tus')
     if (isUeError(failure)) throw failure
+    if (full) throw storageFull('tus', place.folder, failure)
     if (answer.status >= 500) throw new UeError('UE_STORAGE_FAILED', { cause: failure })
     return answer
   }
@@ -226,21 +231,37 @@ export function createTusRoute(o: {
     })
     // Not created after all (refused, or its body broke off before the answer, so the client
     // never learnt its Location): its bytes and its reservation go.
-    const forget = async () => {
-      if (await deps.uploads.claim(id)) await place.remove(row)
-      await deps.uploads.remove(id)
-    }
     let answer: Response
     try {
       // Again with the row in: two creations at once on two nodes cannot both pass.
       await checkQuota(deps, actor, 0)
       answer = await receive(request, actor, { id, contentType: pendingContentType(category, ext) })
     } catch (e) {
-      await forget()
+      await forget(row)
       throw e
     }
-    if (answer.status >= 300) await forget()
+    if (answer.status >= 300) await forget(row)
     return answer
+  }
+
+  /** Removes an upload that will not go on: its bytes (claimed first: no ending runs), its row. */
+  const forget = async (row: UploadRow) => {
+    if (await deps.uploads.claim(row.id)) await place.remove(row)
+    await deps.uploads.remove(row.id)
+  }
+
+  /**
+   * A PATCH. When its bytes run out of space the upload ends here, bytes and row: what it holds
+   * cannot grow, and keeping it would keep the volume full (the client is told `UE_STORAGE_FULL`
+   * and starts again). Refused by the free-space floor before a byte is read, it is kept.
+   */
+  const patch = async (request: Request, actor: Actor, row: UploadRow): Promise<Response> => {
+    try {
+      return await receive(request, actor)
+    } catch (e) {
+      if (isUeError(e) && e.code === 'UE_STORAGE_FULL' && diskFullCode(e)) await forget(row)
+      throw e
+    }
   }
 
   /** HEAD, PATCH and DELETE of an upload that is no longer receiving: its bytes have moved on. */
@@ -281,7 +302,7 @@ export function createTusRoute(o: {
     // Someone else's upload is answered as one that does not exist.
     if (row?.via !== 'tus' || row.owner !== actor.user) throw new UeError('UE_NOT_FOUND')
     if (row.state !== 'receiving') return settled(request, row)
-    if (request.method === 'PATCH') return receive(request, actor)
+    if (request.method === 'PATCH') return patch(request, actor, row)
     if (request.method === 'DELETE') {
       // Claimed first, so no ending can start on bytes about to go.
       if (!(await deps.uploads.claim(row.id))) throw new UeError('UE_CONFLICT')
@@ -308,6 +329,7 @@ export function createTusRoute(o: {
       if (!isUeError(e)) throw e
       throw new UeError(e.code, {
         ...(e.detail ? { detail: e.detail } : {}),
+        ...(e.context ? { context: { ...e.context } } : {}),
         cause: e,
         headers: { ...e.headers, 'Tus-Resumable': TUS_VERSION },
       })

@@ -1,10 +1,14 @@
+import { createWriteStream } from 'node:fs'
 import { unlink } from 'node:fs/promises'
 import { join } from 'node:path'
+import { type Readable, Transform } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { FileStore } from '@tus/file-store'
 import { S3Store } from '@tus/s3-store'
-import type { DataStore } from '@tus/server'
+import { type DataStore, ERRORS } from '@tus/server'
 import type { ServerConfig } from '../../config/load.js'
 import type { UploadRow } from '../../db/upload-ledger.js'
+import { diskFullCode, storageFull } from '../../shared/errors.js'
 import type { Logger, StorageKey } from '../../shared/types.js'
 import type { StorageDriver } from '../../storage/driver.js'
 import type { FinishedBytes, UnfinishedBytes } from '../unfinished.js'
@@ -16,6 +20,8 @@ export { UPLOAD_ID }
 /** The tus data store of the configured storage, and how its uploads map to ledger rows. */
 export interface TusPlace extends UnfinishedBytes {
   readonly datastore: DataStore
+  /** The folder the bytes are kept in on this machine (local storage), for the log. */
+  readonly folder?: string
   /** The id the store knows an upload by (the bucket key carries the storage prefix). */
   storeIdOf(id: string): string
   /** The ledger id of a store id, or null when it is not one of ours. */
@@ -29,9 +35,10 @@ export function tusPlace(config: ServerConfig, storage: StorageDriver, log: Logg
   const c = config.storage
   if (c.driver === 'local') {
     const directory = join(c.root, TUS_FOLDER)
-    const datastore = new FileStore({ directory, expirationPeriodInMilliseconds })
+    const datastore = new LocalTusStore({ directory, expirationPeriodInMilliseconds })
     return {
       datastore,
+      folder: directory,
       storeIdOf: (id) => id,
       ledgerIdOf: (storeId) => (UPLOAD_ID.test(storeId) ? storeId : null),
       finished: (id) => ({ kind: 'file', path: join(directory, id) }),
@@ -83,5 +90,32 @@ export function tusPlace(config: ServerConfig, storage: StorageDriver, log: Logg
       for (const key of keysOf(row.id)) await storage.delete(key)
     },
     idOfKey: tusIdOfKey,
+  }
+}
+
+/**
+ * tus's file store, except for a write the disk refuses for lack of space: the store answers
+ * every failed write with the same `FILE_WRITE_ERROR` and drops its cause, so a full disk would
+ * look like any failure. The write itself is the store's (the file opened `r+` at the offset).
+ */
+class LocalTusStore extends FileStore {
+  override async write(readable: Readable, id: string, offset: number): Promise<number> {
+    // Store ids here are ledger ids (see `storeIdOf`): a name in the folder, never a path.
+    if (!UPLOAD_ID.test(id)) throw ERRORS.FILE_NOT_FOUND
+    const sink = createWriteStream(join(this.directory, id), { flags: 'r+', start: offset })
+    let received = 0
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        received += chunk.length
+        done(null, chunk)
+      },
+    })
+    try {
+      await pipeline(readable, counted, sink)
+    } catch (e) {
+      if (diskFullCode(e)) throw storageFull('tus', this.directory, e)
+      throw ERRORS.FILE_WRITE_ERROR
+    }
+    return offset + received
   }
 }
