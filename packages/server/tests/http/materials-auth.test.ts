@@ -76,7 +76,6 @@ describe('materials reads', () => {
         'Bearer wrong-token-0123456789abcdef',
         `Bearer ${READ_TOKEN}x`,
         `Bearer ${READ_TOKEN.slice(0, -1)}`,
-        'Bearer',
         `Bearer ${READ_TOKEN} extra`,
       ]) {
         const res = await c.request('GET', '/categories', undefined, {
@@ -91,8 +90,13 @@ describe('materials reads', () => {
     }
   })
 
-  test('treat Authorization in another scheme as no credential, neither valid nor invalid', async (t) => {
-    const other = [`Basic ${Buffer.from(`user:${READ_TOKEN}`).toString('base64')}`, READ_TOKEN]
+  test('treat Authorization in another scheme, or a Bearer with nothing after it, as no credential, neither valid nor invalid', async (t) => {
+    const other = [
+      `Basic ${Buffer.from(`user:${READ_TOKEN}`).toString('base64')}`,
+      READ_TOKEN,
+      'Bearer',
+      'Bearer ',
+    ]
     const { materials: closed } = await startMaterialsServer(t, {
       materials: { tokens: [READ_TOKEN] },
     })
