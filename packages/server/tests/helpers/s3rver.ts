@@ -49,9 +49,11 @@ export type RunningS3 = RunningS3rver
 /**
  * An S3 server of its own on 127.0.0.1: a moto process, with a proxy in front (moto-front.ts)
  * that `stop()` and `restart()` close and open (moto keeps its objects in memory), and that
- * makes up for what moto does otherwise than S3 where our code relies on it. Neither moto nor
- * the proxy checks signatures or POST policy conditions (key, type, size range, expiry): what
- * the server signs is checked by reading the policy it wrote, not by the bucket.
+ * makes up for what moto does otherwise than S3 where our code relies on it. Left as moto has
+ * it: no signature is checked (any keys do; an unsigned call is anonymous), nor any POST policy
+ * condition (key, type, size range, expiry), so what the server signs is checked by reading the
+ * policy it wrote; every multipart upload is listed as initiated on 2010-11-10; a part but the
+ * last must have 5 MiB, as on S3. Starting moto takes a few seconds: share one per file.
  */
 export async function startS3rver(): Promise<RunningS3rver> {
   const moto = await startMoto()
