@@ -10,7 +10,7 @@ export const MOTO_INSTALL_HINT =
 export interface MotoProcess {
   /** moto's own port on 127.0.0.1. */
   port: number
-  /** Ends the process (SIGTERM, then SIGKILL); safe to call twice. */
+  /** Ends moto (the shell sends it SIGTERM) and waits for the shell; safe to call twice. */
   close(): Promise<void>
 }
 
