@@ -618,7 +618,7 @@ describe('uploadService() in Chromium, through tus on local disk', () => {
   })
 })
 
-describe('uploadService() in Chromium, straight to the bucket (s3rver)', () => {
+describe('uploadService() in Chromium, straight to the bucket (moto)', () => {
   let s3: RunningS3rver
   before(async () => {
     s3 = await startS3rver()

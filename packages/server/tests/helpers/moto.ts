@@ -1,108 +1,94 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import type { TestContext } from 'node:test'
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3'
+import { type ChildProcess, spawn } from 'node:child_process'
+import type { Socket } from 'node:net'
+import { freePort } from './ports.js'
 
-/** moto answers any key pair; these only have to be the same on both sides. */
-const CREDENTIALS = { accessKeyId: 'MOTO', secretAccessKey: 'MOTO-SECRET' }
+/** How to get moto's server where it is missing (the machines of this project come with it). */
+export const MOTO_INSTALL_HINT =
+  'moto_server (moto 5.2, the mock AWS server) is not on PATH; install it with ' +
+  `pip install 'moto[server]==5.2.1'`
 
-export interface RunningMoto {
-  endpoint: string
-  client: S3Client
-  /** Creates a bucket with a fresh name and returns the name. */
-  createBucket(): Promise<string>
-  /** The server's environment variables for storing in `bucket` of this server. */
-  storageEnv(bucket: string): Record<string, string>
+export interface MotoProcess {
+  /** moto's own port on 127.0.0.1. */
+  port: number
+  /** Ends moto (the shell sends it SIGTERM) and waits for the shell; safe to call twice. */
   close(): Promise<void>
 }
 
-export type MotoLane = { moto: RunningMoto } | { unavailable: string }
+/**
+ * The shell between this process and moto: moto never reads its stdin, so the shell keeps
+ * the pipe this process holds and ends moto when it closes, which it does when this process
+ * exits by any means (a failed test, a SIGKILL of the test runner, `close()`).
+ */
+const WATCHDOG = `
+exec 3<&0
+moto_server -H 127.0.0.1 -p "$1" </dev/null 3<&- &
+moto=$!
+{ cat <&3 >/dev/null; kill "$moto" 2>/dev/null; } &
+wait "$moto"
+`
 
 /**
- * moto_server (Python's AWS mock) on 127.0.0.1 with a port of its choosing: its S3 does
- * multipart uploads (create, upload part, list parts, abort, complete) the way AWS does.
- * Unavailable when `moto_server` is not installed (`pip install "moto[server]"`).
+ * moto's server (`moto_server`, all of AWS in memory) on a free port of 127.0.0.1, for its S3.
+ * `MOTO_DISABLE_GLOBAL_CORS` leaves CORS to the bucket's own rules, as on S3 (moto otherwise
+ * lets every origin read every answer).
  */
-export async function startMoto(): Promise<MotoLane> {
-  const found = spawnSync('moto_server', ['--help'], { stdio: 'ignore' })
-  if (found.error || found.status !== 0)
-    return {
-      unavailable: 'moto_server is not installed; install it with pip install "moto[server]"',
+export async function startMoto(): Promise<MotoProcess> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort()
+    try {
+      return await startOn(port)
+    } catch (e) {
+      // Another process may have taken the port between the probe and moto's start.
+      if (attempt >= 3 || !/already in use/i.test(String(e))) throw e
     }
-  const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  // The after() hook closes it; this catches a test process that ends without it.
-  const onExit = () => child.kill('SIGKILL')
-  process.once('exit', onExit)
-  const endpoint = await listeningOn(child)
-  const client = new S3Client({
-    endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: { ...CREDENTIALS },
-  })
-  return {
-    moto: {
-      endpoint,
-      client,
-      async createBucket() {
-        const name = `ue-${randomBytes(6).toString('hex')}`
-        await client.send(new CreateBucketCommand({ Bucket: name }))
-        return name
-      },
-      storageEnv: (bucket) => ({
-        UEDITOR_STORAGE: 's3',
-        UEDITOR_S3_BUCKET: bucket,
-        UEDITOR_S3_REGION: 'us-east-1',
-        UEDITOR_S3_ENDPOINT: endpoint,
-        UEDITOR_S3_FORCE_PATH_STYLE: 'true',
-        UEDITOR_S3_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
-        UEDITOR_S3_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
-      }),
-      async close() {
-        client.destroy()
-        process.removeListener('exit', onExit)
-        if (child.exitCode !== null || child.signalCode !== null) return
-        const exited = new Promise((resolve) => child.once('exit', resolve))
-        child.kill('SIGTERM')
-        await exited
-      },
-    },
   }
 }
 
-/** Locally the moto lane is skipped with the reason; with CI=true it must run, so it fails. */
-export function skipOrFailMoto(t: TestContext, reason: string): void {
-  if (process.env.CI === 'true') throw new Error(`moto_server required on CI: ${reason}`)
-  t.skip(reason)
-}
-
-/** The address moto prints once it listens (`Running on http://127.0.0.1:PORT`), within 20 s. */
-function listeningOn(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let said = ''
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`moto_server did not start within 20 s:\n${said}`))
-    }, 20_000)
-    let started = false
-    // Read on after the start too (its request log), so the pipes never fill up.
-    const read = (chunk: Buffer) => {
-      if (started) return
-      said += chunk
-      const m = /Running on (http:\/\/127\.0\.0\.1:\d+)/.exec(said)
-      if (m?.[1]) {
-        started = true
-        clearTimeout(timer)
-        resolve(m[1])
-      }
-    }
-    child.stdout?.on('data', read)
-    child.stderr?.on('data', read)
-    child.once('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(`moto_server exited with ${code}:\n${said}`))
-    })
+async function startOn(port: number): Promise<MotoProcess> {
+  const child: ChildProcess = spawn('sh', ['-c', WATCHDOG, 'moto', String(port)], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+    env: { ...process.env, MOTO_DISABLE_GLOBAL_CORS: 'true' },
   })
+  // Werkzeug logs every request to stderr: keep the end, for an error message.
+  let log = ''
+  child.stderr?.on('data', (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-4000)
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  // A test file that never calls close() still ends; its exit closes the pipe, and moto goes.
+  child.unref()
+  for (const pipe of [child.stdin, child.stderr]) (pipe as unknown as Socket | null)?.unref()
+  let closing: Promise<void> | undefined
+  const close = () => {
+    closing ??= (async () => {
+      child.stdin?.end()
+      const killed = setTimeout(() => child.kill('SIGKILL'), 5_000)
+      await exited
+      clearTimeout(killed)
+    })()
+    return closing
+  }
+
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    if (child.exitCode !== null) {
+      await close()
+      const missing = /moto_server: (?:command )?not found/.test(log)
+      throw new Error(missing ? MOTO_INSTALL_HINT : `moto_server exited: ${log}`)
+    }
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/moto-api/`, {
+        signal: AbortSignal.timeout(2_000),
+      })
+      await res.arrayBuffer()
+      if (res.ok) return { port, close }
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) {
+      await close()
+      throw new Error(`moto_server did not answer on port ${port} within 30 s: ${log}`)
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
 }

@@ -25,7 +25,7 @@ export const listsMultipartUploads = (req: IncomingMessage) =>
   req.method === 'GET' && /^\/[^/?]+\/?\?(?:.*&)?uploads(?:[=&]|$)/.test(req.url ?? '')
 
 /**
- * A pass-through proxy on 127.0.0.1 in front of an S3 server (the s3rver of these tests) that
+ * A pass-through proxy on 127.0.0.1 in front of an S3 server (moto's, in these tests) that
  * refuses the calls it is told to with an S3 error, as a bucket without a permission, or one
  * that lacks a method, does. Every other call reaches the S3 server unchanged (the `Host`
  * header too, so signatures made for the proxy's address still verify).

@@ -46,7 +46,7 @@ async function putPart(b: DirectBucket, k: StorageKey, uploadId: string, n: numb
   return { PartNumber: n, ETag: res.headers.get('etag') as string }
 }
 
-describe('the bucket of direct uploads (s3rver)', () => {
+describe('the bucket of direct uploads (moto)', () => {
   test('a signed POST stores the file under the key it names, below the storage prefix, as an attachment', async (t) => {
     const { name, bucket } = await openBucket(t)
     const signed = await bucket.signPost(key('pending/abc'), {

@@ -9,7 +9,7 @@ import { blob, png } from '../helpers/fixtures.js'
 import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer } from '../helpers/start-server.js'
 
-storageDriverContract('s3 (s3rver)', async () => {
+storageDriverContract('s3 (moto)', async () => {
   const s3 = await startS3rver()
   const bucket = await s3.createBucket()
   return {

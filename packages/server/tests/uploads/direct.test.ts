@@ -55,8 +55,8 @@ interface Direct {
 }
 
 /**
- * A server storing in a fresh bucket of the s3rver, with alice's, bob's and root's tokens;
- * through `endpoint` (a proxy in front of the s3rver) when given.
+ * A server storing in a fresh bucket of the test S3 server, with alice's, bob's and root's tokens;
+ * through `endpoint` (a proxy in front of the S3 server) when given.
  */
 async function startDirect(
   t: TestContext,
@@ -162,7 +162,7 @@ async function multipartUpload(
   return { created, completed }
 }
 
-describe('uploads straight to the bucket, signed by the server (s3rver)', () => {
+describe('uploads straight to the bucket, signed by the server (moto)', () => {
   test('a multipart upload through @uppy/aws-s3 itself in Chromium completes: the same bytes stored, listed, nothing pending', async (t) => {
     const browser = await launchChromium(t)
     if (!browser) return
@@ -354,8 +354,8 @@ describe('uploads straight to the bucket, signed by the server (s3rver)', () => 
       'the first one holds its reservation',
     )
 
-    // s3rver does not enforce a POST policy: a file longer than declared still lands, and the
-    // ending refuses it, as it would any store that let it through.
+    // moto checks no POST policy (S3 would refuse this file): a file longer than declared
+    // still lands, and the ending refuses it, as it would with any store that let it through.
     const small = await call(
       d,
       '/params?filename=s.pdf&type=application%2Fpdf&metadata%5Bcategory%5D=file&metadata%5Bsize%5D=20',
