@@ -377,6 +377,7 @@ describe('a pasted remote picture in a cross-origin editor set up as the README 
         startFromEnv(t, (serverUrl) => ({
           UEDITOR_CORS_ORIGINS: pageOrigin,
           UEDITOR_PUBLIC_URL: `${serverUrl}/uploads/`,
+          UEDITOR_AUTH: 'none',
           UEDITOR_JSONP_ACTIONS: 'config,list,catch',
           UEDITOR_CATCHER_ALLOW_HOSTS: remote.host,
         })),
