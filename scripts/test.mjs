@@ -23,8 +23,8 @@ if (files.length === 0) {
   console.error(`no test files under ${roots.join(', ')}`)
   process.exit(1)
 }
-// A deadline for each test file (Node 20's runner applies --test-timeout to a whole file; on
-// later lines, to each test): a file that hangs fails with its name instead of stalling the run.
+// A deadline for each test file (Node 20's runner applies --test-timeout to a whole file); each
+// test has its own, from tests/helpers/test.ts, so a hung test fails with its own name.
 const TEST_TIMEOUT_MS = 600_000
 const args = [
   '--test',

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { test } from './helpers/test.js'
 
 // Tests run from dist/tests; the rules are about the TypeScript sources.
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url))

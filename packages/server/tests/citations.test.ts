@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { describe, test } from './helpers/test.js'
 
 // Comments, messages, tests and docs may cite only documents that are in this repository, and
 // docs/security.md may name only tests that exist. Tests run from packages/server/dist/tests.

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
 import { SERVER_ONLY_EDITOR_KEYS } from '../src/config/editor-defaults.js'
 import { startTestServer } from './helpers/start-server.js'
+import { test } from './helpers/test.js'
 
 const repoFile = (path: string) =>
   readFileSync(fileURLToPath(new URL(`../../../../${path}`, import.meta.url)), 'utf8')

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { EDITOR_DEFAULTS } from '../src/config/editor-defaults.js'
 import { ENV_VARS } from '../src/config/env-vars.js'
 import { CODES } from '../src/shared/errors.js'
+import { test } from './helpers/test.js'
 
 const repoPath = (path: string) => fileURLToPath(new URL(`../../../../${path}`, import.meta.url))
 const repoFile = (path: string) => readFileSync(repoPath(path), 'utf8')

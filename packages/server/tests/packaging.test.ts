@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { test } from './helpers/test.js'
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url))
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
+import { test } from '../helpers/test.js'
 
 const ENTRY = fileURLToPath(new URL('../../src/index.js', import.meta.url))
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { createCategoryLoader, createMaterialLoaders, createStyleLoader } from '../../src/index.js'
+import { describe, test } from '../helpers/test.js'
 import { fakeFetch, flush, hang, json } from './fake-fetch.js'
 
 const TREE = [

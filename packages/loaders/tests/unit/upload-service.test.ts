@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { type UploadServiceOptions, uploadService } from '../../src/index.js'
 import { editorFile, onceCallbacks, uploadCategory } from '../../src/upload/editor.js'
 import { pollResult, serverSettings } from '../../src/upload/server.js'
+import { describe, test } from '../helpers/test.js'
 import { type Call, fakeFetch, flush, hang, json } from './fake-fetch.js'
 
 const CONFIG = {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { ALICE, TOKENS } from '../helpers/auth.js'
 import { launchChromium, startPageOrigin } from '../helpers/chromium.js'
 import { eventually, startTestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 interface DialogRun {
   texts: string[]

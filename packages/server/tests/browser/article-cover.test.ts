@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { describe, type TestContext, test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { launchChromium } from '../helpers/chromium.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 /**
  * A host page as a CMS lays one out: a header with its "Log in" button above the article

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { describe, type TestContext, test } from 'node:test'
 import { listFiles, uploadFile } from '../helpers/auth.js'
 import { launchChromium } from '../helpers/chromium.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 /** Pages of another site (127.0.0.1, while the server is reached as localhost). */
 async function startOtherSite(t: TestContext, pages: Record<string, string>): Promise<string> {

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { startServer } from '../../src/standalone/serve.js'
 import { launchChromium } from '../helpers/chromium.js'
+import { test } from '../helpers/test.js'
 
 // Tests run from packages/server/dist/tests/browser; the page lives in examples/site.
 const SITE = fileURLToPath(new URL('../../../../../examples/site/', import.meta.url))

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, type TestContext, test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { type RunningServer, startServer } from '../../src/standalone/serve.js'
 import { launchChromium, type PageFile, startPageOrigin } from '../helpers/chromium.js'
@@ -9,6 +8,7 @@ import { originImages, startOriginServer } from '../helpers/origin-server.js'
 import { freePort } from '../helpers/ports.js'
 import { startTestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 interface PastedImage {
   src: string

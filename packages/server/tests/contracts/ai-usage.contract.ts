@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { describe, type TestContext, test } from 'node:test'
 import { createAiBudget } from '../../src/ai/limits.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 import { type OpenNodes, twoMigratedNodes } from './two-nodes.js'
 
 /**

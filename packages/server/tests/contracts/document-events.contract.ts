@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { Readable } from 'node:stream'
-import { describe, type TestContext, test } from 'node:test'
 import type { FileEntry, MetadataStore } from '../../src/db/types.js'
 import { sweepOrphans } from '../../src/documents/orphans.js'
 import { documentEventHooks, orphanEventHooks } from '../../src/events/document-events.js'
@@ -11,6 +10,7 @@ import { silentLogger } from '../../src/shared/log.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import { localDiskStorage } from '../../src/storage/local.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 /**
  * The document events over every dialect: recorded in the transaction of the documents

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { describe, type TestContext, test } from 'node:test'
 import type { FileEntry, MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { StorageKey } from '../../src/shared/types.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 import { twoMigratedNodes } from './two-nodes.js'
 
 const DAY = 86_400_000

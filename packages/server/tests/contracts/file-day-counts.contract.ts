@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { describe, type TestContext, test } from 'node:test'
 import type { FileEntry, MetadataStore, NewFileEntry } from '../../src/db/types.js'
 import type { Category, StorageKey } from '../../src/shared/types.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 /** A store over a new, empty database, and plain SQL on the same database beside it. */
 export interface StoreWithSql {

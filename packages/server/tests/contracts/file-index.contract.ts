@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, type TestContext, test } from 'node:test'
 import type {
   FileEntry,
   ListQuery,
@@ -9,6 +8,7 @@ import type {
 } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
 import type { Category, StorageKey } from '../../src/shared/types.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 /**
  * The behaviour every dialect of the metadata index must show. `open` must return a store over

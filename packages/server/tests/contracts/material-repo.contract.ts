@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, type TestContext, test } from 'node:test'
 import type {
   MaterialInput,
   MaterialRecord,
@@ -7,6 +6,7 @@ import type {
 } from '../../src/db/material-repo.js'
 import type { MetadataStore } from '../../src/db/types.js'
 import { isUeError } from '../../src/shared/errors.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 /**
  * The behaviour every dialect of the materials repository must show. `open` must return a store

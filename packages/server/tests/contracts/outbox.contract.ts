@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { describe, type TestContext, test } from 'node:test'
 import type { OutboxEntry } from '../../src/db/outbox.js'
 import type { MetadataStore, NewFileEntry } from '../../src/db/types.js'
 import type { StorageKey } from '../../src/shared/types.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 import { type OpenNodes, twoMigratedNodes } from './two-nodes.js'
 
 /**

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
-import { after, before, describe, test } from 'node:test'
 import { isUeError } from '../../src/shared/errors.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import { compareKeys, type PutMeta, type StorageDriver } from '../../src/storage/driver.js'
+import { after, before, describe, test } from '../helpers/test.js'
 
 export interface DriverFixture {
   driver: StorageDriver

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { describe, type TestContext, test } from 'node:test'
 import { type NewUpload, PROCESSING_GRACE_MS } from '../../src/db/upload-ledger.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 import { type OpenNodes, twoMigratedNodes } from './two-nodes.js'
 
 /**

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, type TestContext, test } from 'node:test'
 import { createAiBudget } from '../../src/ai/limits.js'
 import { openMetadataStore } from '../../src/db/open.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 async function usageStore(t: TestContext) {
   const dir = await mkdtemp(join(tmpdir(), 'ue-ai-budget-'))

@@ -3,12 +3,12 @@ import { statSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, describe, test } from 'node:test'
 import pg from 'pg'
 import { addMaterials, cachedSqliteImages } from '../../bench/populations.js'
 import { openRawSqlite } from '../../bench/raw-sqlite.js'
 import { openMetadataStore } from '../../src/db/open.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
+import { after, describe, test } from '../helpers/test.js'
 
 // The bench's `--big` population: the SQLite index of many images, filled inside SQLite and kept
 // in a cache folder. At a smoke size here; the bench builds 10M the same way.

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { after, type TestContext, test } from 'node:test'
 import pg from 'pg'
 import { LATEST_MIGRATION } from '../../src/db/migrations.js'
 import { type IndexConfig, openMetadataStore } from '../../src/db/open.js'
@@ -10,6 +9,7 @@ import { runCli } from '../helpers/cli.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
 import { rawSqlite } from '../helpers/sqlite.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { after, type TestContext, test } from '../helpers/test.js'
 
 /** A migration this release does not have, as a newer release would leave its row. */
 const NEWER = '0099_from_a_newer_release'

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { after, describe, test } from 'node:test'
 import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { createFileIndex } from '../../src/db/file-index.js'
@@ -21,6 +20,7 @@ import { blob, png } from '../helpers/fixtures.js'
 import { ADMIN_TOKEN, adminCreate, materialsClient } from '../helpers/materials.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { after, describe, test } from '../helpers/test.js'
 
 // One cluster for this file (node:test gives each file its own process); one database per store.
 const lane = await startPostgresLane()

@@ -3,11 +3,11 @@ import { readlinkSync } from 'node:fs'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { CompiledQuery, Kysely, sql } from 'kysely'
 import { openMetadataStore } from '../../src/db/open.js'
 import { SnapshotSqliteDialect } from '../../src/db/sqlite-snapshots.js'
 import { rawSqlite } from '../helpers/sqlite.js'
+import { test } from '../helpers/test.js'
 
 interface Schema {
   t: { n: number }

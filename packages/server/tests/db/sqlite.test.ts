@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, describe, test } from 'node:test'
 import { openMetadataStore, resolveSqliteEngine } from '../../src/db/open.js'
 import { builtinSqliteAvailable } from '../../src/db/sqlite-builtin.js'
 import type { MetadataStore } from '../../src/db/types.js'
@@ -25,6 +24,7 @@ import {
   engineNotApplicable,
   rawSqlite,
 } from '../helpers/sqlite.js'
+import { after, describe, test } from '../helpers/test.js'
 
 const dir = await mkdtemp(join(tmpdir(), 'ue-db-'))
 after(() => rm(dir, { recursive: true, force: true }))

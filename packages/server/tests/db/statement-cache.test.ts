@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import type { SqliteDatabase } from 'kysely'
 import { withStatementCache } from '../../src/db/statement-cache.js'
 import { rawSqlite } from '../helpers/sqlite.js'
+import { test } from '../helpers/test.js'
 
 /** A real SQLite database (the engine this Node uses) that counts how often SQL is prepared. */
 async function countingDatabase(t: { after(fn: () => Promise<void>): void }) {

@@ -4,7 +4,6 @@ import { existsSync, readFileSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { DeleteObjectCommand } from '@aws-sdk/client-s3'
 import { EDITOR_DEFAULTS } from '../../src/config/editor-defaults.js'
@@ -13,6 +12,7 @@ import { type Finished, runToEnd } from '../helpers/cli.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
 import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { type TestContext, test } from '../helpers/test.js'
 
 // Tests run from packages/server/dist/tests/deploy; the guides are at the repository's root.
 const DOCS = fileURLToPath(new URL('../../../../../docs/', import.meta.url))

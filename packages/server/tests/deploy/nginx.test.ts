@@ -6,7 +6,6 @@ import { createServer as createHttpServer, request as httpRequest } from 'node:h
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import * as tus from 'tus-js-client'
 import type { ServerConfigInput } from '../../src/config/schema.js'
@@ -26,6 +25,7 @@ import { freePort } from '../helpers/ports.js'
 import { startS3rver } from '../helpers/s3rver.js'
 import { eventually, startTestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { type TestContext, test } from '../helpers/test.js'
 import {
   patchBrokenOff,
   patchRest,

@@ -3,7 +3,6 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdir, readdir, unlink, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { join } from 'node:path'
-import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3'
 import { EDITOR_DEFAULTS } from '../../src/config/editor-defaults.js'
@@ -13,6 +12,7 @@ import { blob, png } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { startS3rver } from '../helpers/s3rver.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { type TestContext, test } from '../helpers/test.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 

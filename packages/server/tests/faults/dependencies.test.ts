@@ -3,7 +3,6 @@ import { execFile } from 'node:child_process'
 import { mkdir, mkdtemp, rm, statfs, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type TestContext, test } from 'node:test'
 import { promisify } from 'node:util'
 import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { ALICE, bearer, TOKENS } from '../helpers/auth.js'
@@ -11,6 +10,7 @@ import { blob, png } from '../helpers/fixtures.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
 import { startS3rver } from '../helpers/s3rver.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { type TestContext, test } from '../helpers/test.js'
 
 const run = promisify(execFile)
 

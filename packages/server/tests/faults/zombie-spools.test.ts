@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startServer } from '../../src/standalone/serve.js'
+import { type TestContext, test } from '../helpers/test.js'
 
 /**
  * A zombie: `sleep 0.1` runs in the background of a shell that then becomes `sleep 30`, which

@@ -4,7 +4,6 @@ import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type TestContext, test } from 'node:test'
 import express from 'express'
 import Fastify from 'fastify'
 import Koa from 'koa'
@@ -22,6 +21,7 @@ import {
 import type { HostContext } from '../../src/shared/request-info.js'
 import { blob, PDF, png } from '../helpers/fixtures.js'
 import { anonymousUnlessSet } from '../helpers/start-server.js'
+import { type TestContext, test } from '../helpers/test.js'
 
 async function embedded(
   t: TestContext,

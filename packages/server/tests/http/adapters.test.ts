@@ -5,7 +5,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { type AiUpstream, startAiUpstream } from '../helpers/ai-upstream.js'
 import { MP3, MP4, PDF, png } from '../helpers/fixtures.js'
@@ -17,6 +16,7 @@ import {
   type SendInit,
   sendFrom,
 } from '../helpers/post-from.js'
+import { after, before, describe, test } from '../helpers/test.js'
 
 // Tests run from packages/server/dist/tests/http; the examples build to examples/dist.
 const EXAMPLES = fileURLToPath(new URL('../../../../../examples/dist/', import.meta.url))

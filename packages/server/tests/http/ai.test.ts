@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { auditLines, startAiRelay } from '../helpers/ai-relay.js'
 import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { ALICE, BOB, bearer, TOKENS } from '../helpers/auth.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 const MODEL_KEY = 'sk-model-key-that-must-stay-on-the-server-0123456789'
 

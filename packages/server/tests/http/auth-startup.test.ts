@@ -3,11 +3,11 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { bindVerdict, resolveAuthMode } from '../../src/auth/mode.js'
 import { loadConfig } from '../../src/config/load.js'
 import { eventually } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 

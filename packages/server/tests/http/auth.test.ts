@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { before, describe, test } from 'node:test'
 import { openMetadataStore } from '../../src/db/open.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import {
@@ -24,6 +23,7 @@ import { PDF, png } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { type OriginImages, originImages, startOriginServer } from '../helpers/origin-server.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { before, describe, test } from '../helpers/test.js'
 
 let images: OriginImages
 before(async () => {

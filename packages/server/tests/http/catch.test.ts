@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { before, describe, test } from 'node:test'
 import sharp from 'sharp'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { type CatchAnswer, type CatchEntry, catchUrls } from '../helpers/catch.js'
@@ -11,6 +10,7 @@ import {
   startOriginServer,
 } from '../helpers/origin-server.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { before, describe, test } from '../helpers/test.js'
 
 const FAILED = '抓取远程图片失败'
 const NOT_IMAGE = '链接contentType不正确'

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { test } from 'node:test'
 import { withCors } from '../../src/http/cors.js'
 import { observe } from '../../src/http/observe.js'
 import { silentLogger } from '../../src/shared/log.js'
 import { createMetrics } from '../../src/shared/metrics.js'
 import { png } from '../helpers/fixtures.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 const ORIGIN = 'https://editor.example'
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
-import { before, describe, test } from 'node:test'
 import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { ALICE, bearer, listFiles, TOKENS, uploadFile } from '../helpers/auth.js'
 import { MP3, MP4, PDF, png } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { type OriginImages, originImages, startOriginServer } from '../helpers/origin-server.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { before, describe, test } from '../helpers/test.js'
 
 const EDITOR_PAGE = 'https://www.example.com'
 const EVIL = 'https://evil.example'

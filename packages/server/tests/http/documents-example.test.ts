@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { openMetadataStore } from '../../src/db/open.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import { ALICE, TOKENS } from '../helpers/auth.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 // Tests run from packages/server/dist/tests/http.
 const repoFile = (path: string) =>

@@ -4,7 +4,6 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import type { ServerConfigInput } from '../../src/config/schema.js'
@@ -13,6 +12,7 @@ import { ALICE, BOB, ROOT, TOKENS } from '../helpers/auth.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import sharp from 'sharp'
 import { EDITOR_DEFAULTS, SERVER_ONLY_EDITOR_KEYS } from '../../src/config/editor-defaults.js'
 import { openMetadataStore } from '../../src/db/open.js'
@@ -7,6 +6,7 @@ import type { StorageKey } from '../../src/shared/types.js'
 import { blob, GIF, MP3, MP4, PDF, png } from '../helpers/fixtures.js'
 import { multipartBody, webUploaderFields } from '../helpers/multipart.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 interface UploadAnswer {
   state: string

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
 import { toNodeHandler, type UeditorServer } from '../../src/index.js'
 import { blob, MP4, png } from '../helpers/fixtures.js'
 import { hostApp } from '../helpers/host-app.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 test('the editor handler mounted at any path of a host app routes on ?action= alone', async (t) => {
   const base = await hostApp(t, (ue) => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { test } from 'node:test'
 import { toNodeHandler } from '../../src/http/node.js'
 import { UeError } from '../../src/shared/errors.js'
 import { errorParts } from '../../src/shared/respond.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 // The server's own answers come from shared/respond.ts: the same status, headers and bytes.
 async function assertAnswer(res: Response, expected: ReturnType<typeof errorParts>) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { imageInfo } from '../helpers/images.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 /** What the UEditor Plus formula plugin does with the template: `{}` → the URL-encoded TeX. */
 const formulaUrl = (srv: TestServer, tex: string, ext = 'svg') =>

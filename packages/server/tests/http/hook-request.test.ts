@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { describe, type TestContext, test } from 'node:test'
 import type { AuthorizeHook } from '../../src/auth/types.js'
 import { PDF } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { sendFrom } from '../helpers/post-from.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 /** What the session service saw of one request. */
 interface Seen {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import sharp from 'sharp'
 import { EDITOR_DEFAULTS } from '../../src/config/editor-defaults.js'
 import { catchUrls } from '../helpers/catch.js'
@@ -7,6 +6,7 @@ import { blob } from '../helpers/fixtures.js'
 import { imageInfo } from '../helpers/images.js'
 import { originImages, startOriginServer } from '../helpers/origin-server.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 async function uploadImage(srv: TestServer, bytes: Buffer, name: string) {
   const form = new FormData()

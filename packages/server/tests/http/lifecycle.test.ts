@@ -4,7 +4,6 @@ import { writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { recordingLogger } from '../helpers/auth.js'
 import { png } from '../helpers/fixtures.js'
@@ -12,6 +11,7 @@ import { firstJsonBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { eventually, metric, startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { test } from '../helpers/test.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import {
   ADMIN_TOKEN,
   adminCreate,
   type MaterialsClient,
   startMaterialsServer,
 } from '../helpers/materials.js'
+import { describe, test } from '../helpers/test.js'
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 

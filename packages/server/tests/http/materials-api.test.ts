@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, test } from 'node:test'
 import type { Logger } from '../../src/shared/types.js'
 import { startServer } from '../../src/standalone/serve.js'
 import {
@@ -12,6 +11,7 @@ import {
   startMaterialsServer,
 } from '../helpers/materials.js'
 import { rawSqlite } from '../helpers/sqlite.js'
+import { describe, test } from '../helpers/test.js'
 
 async function category(c: MaterialsClient, name: string, parentId: number | null, order = 0) {
   return (await adminCreate(c, 'categories', { name, parentId, order })).id as number

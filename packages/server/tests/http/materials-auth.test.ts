@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, type TestContext, test } from 'node:test'
 import { isLoopbackHost } from '../../src/auth/loopback.js'
 import { loadConfig } from '../../src/config/load.js'
 import type { ServerConfigInput } from '../../src/config/schema.js'
@@ -18,6 +17,7 @@ import {
   startMaterialsServer,
 } from '../helpers/materials.js'
 import { anonymousUnlessSet } from '../helpers/start-server.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` })
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { startServer } from '../../src/standalone/serve.js'
 import { runCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { test } from '../helpers/test.js'
 
 /** Runs the built binary with a data folder of its own, like an operator would. */
 function cli(dataDir: string, ...args: string[]) {

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { sanitizeMaterialHtml } from '../../src/materials/sanitize.js'
 import { DEMO_MATERIALS } from '../../src/materials/seed.js'
 import { startServer } from '../../src/standalone/serve.js'
 import { ADMIN_TOKEN, materialsClient } from '../helpers/materials.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 interface Node {
   name: string

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
-import { type TestContext, test } from 'node:test'
 import { clientAddress, parseTrustedProxies } from '../../src/http/client-address.js'
 import { toNodeHandler } from '../../src/http/node.js'
 import type { UeError } from '../../src/shared/errors.js'
@@ -10,6 +9,7 @@ import { BodyWatch, pipeBody } from '../../src/shared/request-body.js'
 import type { ConnectionInfo } from '../../src/shared/request-info.js'
 import type { FetchHandler } from '../../src/shared/types.js'
 import { eventually } from '../helpers/start-server.js'
+import { type TestContext, test } from '../helpers/test.js'
 
 async function serve(t: TestContext, handler: FetchHandler): Promise<string> {
   const server = createServer(toNodeHandler(handler))

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { Writable } from 'node:stream'
-import { describe, test } from 'node:test'
 import { createLogger } from '../../src/shared/log.js'
 import { blob, HTML, png } from '../helpers/fixtures.js'
 import { rawSqlite } from '../helpers/sqlite.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 /** A log destination that keeps every line. */
 function collector() {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { blob, png } from '../helpers/fixtures.js'
 import { type Runtime, startRuntimeHost } from '../helpers/runtimes.js'
+import { describe, test } from '../helpers/test.js'
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47])
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import { connect } from 'node:net'
-import { test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { createUeditorServer } from '../../src/index.js'
 import { ALICE, TOKENS } from '../helpers/auth.js'
@@ -14,6 +13,7 @@ import {
   type TestServer,
 } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { test } from '../helpers/test.js'
 
 // A server with no auth setting refuses anonymous use wherever the request seems to come from:
 // a proxy in front need not show itself, and a client can dress as this machine.

@@ -3,10 +3,10 @@ import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { createUeditorServer } from '../../src/server.js'
 import { recordingLogger } from '../helpers/auth.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 const READ_ONLY = (formula: string) => [
   '/healthz',

@@ -3,7 +3,6 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { loadConfig } from '../../src/config/load.js'
 import { isUeError } from '../../src/shared/errors.js'
@@ -11,6 +10,7 @@ import { bannerText, isPublicBind } from '../../src/standalone/banner.js'
 import { startServer } from '../../src/standalone/serve.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 // Tests run from packages/server/dist/tests/http.
 const ROOT = new URL('../../../../../', import.meta.url)

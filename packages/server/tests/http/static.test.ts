@@ -3,11 +3,11 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import { after, before, describe, test } from 'node:test'
 import { createFileServer } from '../../src/http/static.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import type { StorageDriver } from '../../src/storage/driver.js'
 import { localDiskStorage } from '../../src/storage/local.js'
+import { after, before, describe, test } from '../helpers/test.js'
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex')
 const PDF = Buffer.from('%PDF-1.7 fake pdf body')

@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto'
 import { stat, writeFile } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { describe, test } from 'node:test'
 import { PDF } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { eventually, startTestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 describe('the upload spool', () => {
   test('a stored upload is the spooled file itself: no spool file stays and no second copy exists', async (t) => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
-import { describe, test } from 'node:test'
 import { blob, HTML, PDF, png } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 async function upload(srv: TestServer, action: string, field: string, bytes: Buffer, name: string) {
   const form = new FormData()

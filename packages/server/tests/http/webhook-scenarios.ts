@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { type TestContext, test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import type { UeditorEvent } from '../../src/events/types.js'
 import type { UeditorOptions } from '../../src/server.js'
@@ -8,6 +7,7 @@ import { ALICE, bearer, TOKENS } from '../helpers/auth.js'
 import { PDF } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { type TestContext, test } from '../helpers/test.js'
 import { pause, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js'
 
 export const SECRET = 'webhook-secret-0123456789abcdef'

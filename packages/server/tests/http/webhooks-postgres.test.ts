@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, test } from 'node:test'
 import pg from 'pg'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { after, test } from '../helpers/test.js'
 import { pause, startWebhookReceiver } from '../helpers/webhook-receiver.js'
 import {
   type Engine,

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { createUeditorServer } from '../../src/server.js'
 import { blob, GIF, png } from '../helpers/fixtures.js'
 import { animatedGif, bmp, imageInfo, jpegWithExif, pixel, solid } from '../helpers/images.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 interface Answer {
   state: string

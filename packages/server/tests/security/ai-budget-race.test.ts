@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
 import { openMetadataStore } from '../../src/db/open.js'
 import { auditLines, startAiRelay } from '../helpers/ai-relay.js'
 import type { SeenRequest } from '../helpers/ai-upstream.js'
 import { ALICE, BOB, bearer } from '../helpers/auth.js'
 import { eventually, type TestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 const BUDGET = 1_000
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
-import { test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { auditLines, startAiRelay } from '../helpers/ai-relay.js'
 import { ALICE, bearer } from '../helpers/auth.js'
 import { eventually, type TestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 const MiB = 1024 * 1024
 const BODY = JSON.stringify({ systemPrompt: 'Write a long story.', prompt: 'About rivers.' })

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
-import { test } from 'node:test'
 import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { bearer } from '../helpers/auth.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 const USERS = ['ann', 'ben', 'cat', 'dan', 'eve'].map((name) => ({
   name,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
 import { ALICE, bearer, TOKENS } from '../helpers/auth.js'
 import { startClosingOrigin } from '../helpers/origin-server.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 const EVENTS = 4_000
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { describe, test } from 'node:test'
 import { entityBomb, zipBomb } from '../helpers/archives.js'
 import { blob } from '../helpers/fixtures.js'
 import { assertStillServes, expectRefused, snapshot } from '../helpers/hostile.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 function send(srv: TestServer, name: string, bytes: Buffer) {
   const form = new FormData()

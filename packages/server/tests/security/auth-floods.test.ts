@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { describe, type TestContext, test } from 'node:test'
 import { generateKeyPair, SignJWT } from 'jose'
 import { failureThrottle, REPEATS } from '../../src/auth/throttle.js'
 import { ALICE, AUDIENCE, BOB, bearer, startJwks, TOKENS } from '../helpers/auth.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 /** What came back from one listing: the editor's `state`/`code` and how long it took. */
 interface Sample {

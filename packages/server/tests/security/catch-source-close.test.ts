@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
 import sharp from 'sharp'
 import { catchUrls } from '../helpers/catch.js'
 import { startClosingOrigin } from '../helpers/origin-server.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 test('sources that send a large image and close their connection at once are all captured, and the server keeps running', async (t) => {
   // An uncompressed PNG of about 1 MB: far more than undici buffers before it pauses.

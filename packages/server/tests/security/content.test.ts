@@ -2,12 +2,12 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { describe, test } from 'node:test'
 import { GIF, HTML, MP4, PDF, png } from '../helpers/fixtures.js'
 import { assertStillServes, expectRefused, postBody, snapshot } from '../helpers/hostile.js'
 import { imageInfo, solid } from '../helpers/images.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 const SANDBOX = "default-src 'none'; sandbox"
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { before, test } from 'node:test'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { catchUrls } from '../helpers/catch.js'
 import { type OriginImages, originImages, startOriginServer } from '../helpers/origin-server.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { before, test } from '../helpers/test.js'
 
 // The same as running this file with --expose-gc: a collection can be forced at will.
 setFlagsFromString('--expose-gc')

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { parseDocument } from 'htmlparser2'
 import { WHITE_LIST } from '../../src/documents/allow-list.js'
 import { articleUrls } from '../../src/documents/article-urls.js'
 import { type ArticleLimits, createArticleSanitizer } from '../../src/documents/sanitize.js'
 import { isUeError } from '../../src/shared/errors.js'
+import { describe, test } from '../helpers/test.js'
 import { MATERIAL_XSS_PAYLOADS } from '../helpers/xss-payloads.js'
 
 const sanitize = createArticleSanitizer({

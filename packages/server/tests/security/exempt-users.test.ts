@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { ALICE, BOB, bearer, TOKENS, uploadFile } from '../helpers/auth.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 const exemptConfig = {
   auth: { tokens: TOKENS },

@@ -3,12 +3,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { png } from '../helpers/fixtures.js'
 import { imageInfo } from '../helpers/images.js'
 import { uploadFrom } from '../helpers/post-from.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 interface Got {
   status: number

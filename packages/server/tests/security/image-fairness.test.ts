@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
 import { png } from '../helpers/fixtures.js'
 import { solid } from '../helpers/images.js'
 import { type EditorAnswer, uploadFrom } from '../helpers/post-from.js'
 import { eventually, metric, startTestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 interface Timed extends EditorAnswer {
   doneAt: number

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { blob, png } from '../helpers/fixtures.js'
 import {
   assertNoLeak,
@@ -10,6 +9,7 @@ import {
   snapshot,
 } from '../helpers/hostile.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 async function uploadImages(srv: TestServer, count: number): Promise<string[]> {
   const urls: string[] = []

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { gzipSync } from 'node:zlib'
 import { png } from '../helpers/fixtures.js'
 import {
@@ -13,6 +12,7 @@ import {
 } from '../helpers/hostile.js'
 import { multipartBody, webUploaderFields } from '../helpers/multipart.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 const BOUNDARY = '----WebKitFormBoundaryHostile123'
 const TYPE = `multipart/form-data; boundary=${BOUNDARY}`

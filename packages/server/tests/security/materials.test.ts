@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, type TestContext, test } from 'node:test'
 import { sanitizeMaterialHtml } from '../../src/materials/sanitize.js'
 import {
   type Answer,
@@ -7,6 +6,7 @@ import {
   type MaterialsClient,
   startMaterialsServer,
 } from '../helpers/materials.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 import { MATERIAL_XSS_PAYLOADS as XSS_PAYLOADS } from '../helpers/xss-payloads.js'
 
 const SAFE_LAYOUT = [

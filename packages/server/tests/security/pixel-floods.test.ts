@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { blob } from '../helpers/fixtures.js'
 import { assertStillServes, expectRefused, snapshot } from '../helpers/hostile.js'
 import {
@@ -12,6 +11,7 @@ import {
   zTxtChunk,
 } from '../helpers/images.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 function send(srv: TestServer, bytes: Buffer, name: string, action = 'image', field = 'upfile') {
   const form = new FormData()

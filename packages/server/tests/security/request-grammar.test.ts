@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { describe, type TestContext, test } from 'node:test'
 import { toNodeHandler } from '../../src/index.js'
 import { hostApp } from '../helpers/host-app.js'
 import { rawExchange } from '../helpers/hostile.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 /**
  * Request lines and headers built from the edges of the HTTP/1.1 grammar (RFC 9110/9112): method

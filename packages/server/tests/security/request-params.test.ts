@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { png } from '../helpers/fixtures.js'
 import {
   assertNoLeak,
@@ -11,6 +10,7 @@ import {
 } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 const PHP = Buffer.from('<?php system($_GET["c"]); ?>')
 

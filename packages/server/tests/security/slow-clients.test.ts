@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { png } from '../helpers/fixtures.js'
 import {
   assertStillServes,
@@ -11,6 +10,7 @@ import {
 } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 const SHORT = { http: { headersTimeoutMs: 1_000, bodyIdleTimeoutMs: 1_000 } }
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { before, describe, test } from 'node:test'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import type {
   DialTarget,
@@ -18,6 +17,7 @@ import {
   startOriginServer,
 } from '../helpers/origin-server.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { before, describe, test } from '../helpers/test.js'
 
 /**
  * Stands for "somewhere on the internet". It is never dialled: the stub connector below the

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
-import { describe, test } from 'node:test'
 import { png } from '../helpers/fixtures.js'
 import { firstJsonBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { eventually, metric, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 type Outcome =
   | { answer: { state?: string; code?: string } | null; status: number }

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { tmpdir } from 'node:os'
-import { describe, test } from 'node:test'
 import { clientKey } from '../../src/editor/limits.js'
 import { sharedFreeBytes } from '../../src/shared/free-space.js'
 import { png } from '../helpers/fixtures.js'
@@ -14,6 +13,7 @@ import {
 import { multipartBody } from '../helpers/multipart.js'
 import { uploadFrom } from '../helpers/post-from.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 function imageUpload(srv: TestServer, scrawl = false) {
   if (scrawl)

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { describe, test } from 'node:test'
 import { HTML, png } from '../helpers/fixtures.js'
 import { assertStillServes, expectRefused, postBody, snapshot } from '../helpers/hostile.js'
 import { solid } from '../helpers/images.js'
 import { multipartBody, type Part } from '../helpers/multipart.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 const PHP = Buffer.from('<?php system($_GET["c"]); ?>')
 const SERVER_KEY = /^\/uploads\/(image|file)\/\d{8}\/\d{13}[0-9a-z]{24}\.(png|jpg)$/

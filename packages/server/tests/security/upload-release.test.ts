@@ -2,11 +2,11 @@ import assert from 'node:assert/strict'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { describe, test } from 'node:test'
 import { png } from '../helpers/fixtures.js'
 import { assertStillServes, firstJsonBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
 
 const FIRST = png(300, 300, { noise: true })
 

@@ -5,11 +5,11 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { ENV_VARS } from '../../src/config/env-vars.js'
 import { startServer } from '../../src/standalone/serve.js'
 import { runCli } from '../helpers/cli.js'
+import { test } from '../helpers/test.js'
 
 const PACKAGE = JSON.parse(
   readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8'),

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { unknownEditorKeys } from '../../src/config/editor-keys.js'
 import { loadConfig } from '../../src/config/load.js'
@@ -13,6 +12,7 @@ import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js'
 import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { test } from '../helpers/test.js'
 
 const ENGINE = resolveSqliteEngine('auto')
 

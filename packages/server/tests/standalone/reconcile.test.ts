@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { type TestContext, test } from 'node:test'
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -15,6 +14,7 @@ import { runCli } from '../helpers/cli.js'
 import { blob, PDF, png } from '../helpers/fixtures.js'
 import { startS3rver } from '../helpers/s3rver.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { type TestContext, test } from '../helpers/test.js'
 
 /** Where the files are, as the test sees them (not through the server). */
 interface Place {

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { png } from '../helpers/fixtures.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { test } from '../helpers/test.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
 const TOKENS = 'alice:alice-token-0123456789abcdef'

@@ -3,11 +3,11 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import { after, before, describe, test } from 'node:test'
 import { isUeError, UeError } from '../../src/shared/errors.js'
 import type { StorageKey } from '../../src/shared/types.js'
 import { localDiskStorage } from '../../src/storage/local.js'
 import { failingBody, storageDriverContract } from '../contracts/storage-driver.contract.js'
+import { after, before, describe, test } from '../helpers/test.js'
 
 storageDriverContract('local disk', async () => {
   const root = await mkdtemp(path.join(tmpdir(), 'ue-local-contract-'))

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { connect } from 'node:net'
-import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
 import {
   AbortMultipartUploadCommand,
@@ -18,6 +17,7 @@ import {
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post'
 import { startMoto } from '../helpers/moto.js'
 import { type RunningS3, startS3 } from '../helpers/s3rver.js'
+import { after, before, describe, test } from '../helpers/test.js'
 
 const run = promisify(execFile)
 const MB = 1024 * 1024

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3'
 import type { StorageKey } from '../../src/shared/types.js'
 import { type DirectBucket, s3DirectBucket } from '../../src/storage/s3-direct.js'
 import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
+import { after, before, describe, test } from '../helpers/test.js'
 
 const MB = 1024 * 1024
 let s3: RunningS3rver

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { loadConfig } from '../../src/config/load.js'
 import { isUeError } from '../../src/shared/errors.js'
@@ -8,6 +7,7 @@ import { storageDriverContract } from '../contracts/storage-driver.contract.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { after, before, describe, test } from '../helpers/test.js'
 
 storageDriverContract('s3 (moto)', async () => {
   const s3 = await startS3rver()

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { loadConfig } from '../../src/config/load.js'
 import { publicEditorConfig } from '../../src/config/public.js'
 import { UeError } from '../../src/shared/errors.js'
+import { describe, test } from '../helpers/test.js'
 
 const KEY = 'sk-secret-model-key-0123456789'
 const env = {

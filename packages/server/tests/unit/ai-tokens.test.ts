@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { cutToBytes, promptTokenBound, utf8Bytes } from '../../src/ai/tokens.js'
+import { describe, test } from '../helpers/test.js'
 
 const SAMPLES = [
   '',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { completeBodyOf, completeResponse } from '../../src/shared/complete-body.js'
 import { jsonResponse } from '../../src/shared/respond.js'
+import { describe, test } from '../helpers/test.js'
 
 describe('complete answers', () => {
   test('a complete answer is a Response any host can read: status, headers and body', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
 import { EDITOR_DEFAULTS } from '../../src/config/editor-defaults.js'
 import { ENV_VARS, envLayer, envVarsOf } from '../../src/config/env-vars.js'
+import { test } from '../helpers/test.js'
 
 const byName = (name: string) => {
   const v = ENV_VARS.find((e) => e.name === name)

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
 import { parseDuration } from '../../src/config/duration.js'
 import { unknownEditorKeys } from '../../src/config/editor-keys.js'
 import { loadConfig, unknownVariables } from '../../src/config/load.js'
@@ -10,6 +9,7 @@ import { isUeError } from '../../src/shared/errors.js'
 import type { Logger } from '../../src/shared/types.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { startTestServer } from '../helpers/start-server.js'
+import { test } from '../helpers/test.js'
 
 /** The problem lines of a UE_CONFIG_INVALID thrown by loadConfig. */
 function problems(load: () => unknown): string[] {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { loadConfig } from '../../src/config/load.js'
 import { buildActionTable } from '../../src/editor/action-table.js'
 import { UeError } from '../../src/shared/errors.js'
+import { describe, test } from '../helpers/test.js'
 
 function problems(fn: () => unknown): string {
   try {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { parseDocument } from 'htmlparser2'
 import { loadConfig } from '../../src/config/load.js'
 import { articleUrls } from '../../src/documents/article-urls.js'
@@ -8,6 +7,7 @@ import { type CleanPool, createCleanPool } from '../../src/documents/clean-pool.
 import { fileUrls } from '../../src/documents/file-urls.js'
 import { createArticleSanitizer } from '../../src/documents/sanitize.js'
 import { isUeError, type UeErrorCode } from '../../src/shared/errors.js'
+import { describe, test } from '../helpers/test.js'
 import { UEDITOR_PLUS_ARTICLE } from '../helpers/ueditor-plus-article.js'
 
 const config = loadConfig({ env: {}, overrides: { documents: { enabled: true } } })

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { answerError, catchErrors, type ErrorPath } from '../../src/shared/error-path.js'
 import { UeError } from '../../src/shared/errors.js'
 import { bindRequestContext } from '../../src/shared/request-context.js'
 import { errorResponse } from '../../src/shared/respond.js'
 import type { Logger } from '../../src/shared/types.js'
+import { describe, test } from '../helpers/test.js'
 
 interface Line {
   level: string

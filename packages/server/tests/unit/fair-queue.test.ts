@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { createFairQueue } from '../../src/images/fair-queue.js'
+import { describe, test } from '../helpers/test.js'
 
 /** A job that runs until `finish()` is called, recording the weight running beside it. */
 function controllable() {

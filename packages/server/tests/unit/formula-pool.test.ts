@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createRenderPool } from '../../src/formula/pool.js'
+import { test } from '../helpers/test.js'
 
 const OPTIONS = {
   workers: 1,

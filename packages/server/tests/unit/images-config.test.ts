@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { loadConfig } from '../../src/config/load.js'
+import { describe, test } from '../helpers/test.js'
 
 describe('image and limit settings', () => {
   test('defaults keep images safe and limits generous', () => {

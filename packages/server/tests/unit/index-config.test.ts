@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { loadConfig } from '../../src/config/load.js'
 import { isUeError } from '../../src/shared/errors.js'
+import { describe, test } from '../helpers/test.js'
 
 const URL_WITH_SECRET = 'postgresql://ueditor:s3cr3t-pa55@db.internal:5432/ueditor'
 

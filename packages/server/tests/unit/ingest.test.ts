@@ -4,12 +4,12 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import { describe, type TestContext, test } from 'node:test'
 import { EDITOR_DEFAULTS } from '../../src/config/editor-defaults.js'
 import { claimedExtension, cleanOriginalName } from '../../src/ingest/display-name.js'
 import { keyRecogniser, randomToken, renderKey, toStorageKey } from '../../src/ingest/keys.js'
 import { createSpool, HEAD_BYTES } from '../../src/ingest/temp-file.js'
 import { UeError } from '../../src/shared/errors.js'
+import { describe, type TestContext, test } from '../helpers/test.js'
 
 describe('storage keys', () => {
   test('a path format renders date parts, time and CSPRNG characters', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { liteEntriesOf, liteHeaders, rawHeaders } from '../../src/shared/lite-headers.js'
+import { describe, test } from '../helpers/test.js'
 
 type Op = ['set' | 'append', string, string] | ['delete', string]
 

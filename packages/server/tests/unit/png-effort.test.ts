@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { describe, test } from 'node:test'
 import { deflateSync } from 'node:zlib'
 import sharp from 'sharp'
 import { DEFAULT_PNG_LEVEL, pngLevelFor } from '../../src/images/png-effort.js'
 import { png, pngChunk } from '../helpers/fixtures.js'
+import { describe, test } from '../helpers/test.js'
 
 /** An RGB PNG of the given rows (each starting with its filter byte) at a zlib level. */
 function rgbPng(width: number, height: number, pixels: Buffer, level: number, interlace = 0) {

@@ -4,8 +4,8 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough, Readable, Transform, Writable } from 'node:stream'
-import { describe, test } from 'node:test'
 import { pump } from '../../src/shared/pump.js'
+import { describe, test } from '../helpers/test.js'
 
 async function inTemp(work: (dir: string) => Promise<void>) {
   const dir = await mkdtemp(join(tmpdir(), 'ue-pump-'))

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import { methodNotAllowed, shuttingDown, UeError } from '../../src/shared/errors.js'
 import { messageFor } from '../../src/shared/messages.js'
 import {
@@ -11,6 +10,7 @@ import {
   SerialisedJson,
   safeJson,
 } from '../../src/shared/respond.js'
+import { describe, test } from '../helpers/test.js'
 
 /** The value a JSONP body passes to its callback, and the callback's name. */
 function jsonpCall(body: string): { callback: string; value: unknown } {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
 import type { CompiledQuery } from 'kysely'
 import {
   countedPageQuery,
@@ -12,6 +11,7 @@ import {
   termPageQuery,
   termSearchQuery,
 } from '../../src/db/material-search-sql.js'
+import { describe, test } from '../helpers/test.js'
 
 /** Every statement with a `limit` or `offset` that a listing or a search page sends. */
 function pageStatements(postgres: boolean): [string, CompiledQuery<unknown>][] {

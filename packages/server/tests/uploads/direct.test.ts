@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { after, before, describe, type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import {
   CompleteMultipartUploadCommand,
@@ -35,6 +34,7 @@ import { listsMultipartUploads, startS3FaultProxy } from '../helpers/s3-fault-pr
 import { type RunningS3rver, startS3rver } from '../helpers/s3rver.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { after, before, describe, type TestContext, test } from '../helpers/test.js'
 import { tusMetadata } from '../helpers/tus.js'
 
 const MB = 1024 * 1024

@@ -3,7 +3,6 @@ import { createReadStream } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
-import { after, describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
 import * as tus from 'tus-js-client'
@@ -24,6 +23,7 @@ import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js'
 import { startS3rver } from '../helpers/s3rver.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { after, describe, type TestContext, test } from '../helpers/test.js'
 import {
   patchBrokenOff,
   patchRest,
