@@ -8,7 +8,7 @@ import { type CleanPool, createCleanPool } from '../../src/documents/clean-pool.
 import { fileUrls } from '../../src/documents/file-urls.js'
 import { createArticleSanitizer } from '../../src/documents/sanitize.js'
 import { isUeError, type UeErrorCode } from '../../src/shared/errors.js'
-import { UEDITOR_PLUS_ARTICLE } from '../helpers/ueditor-plus-article.js'
+import { UEDITOR_PLUS_ARTICLE, UEDITOR_PLUS_FEATURES } from '../helpers/ueditor-plus-article.js'
 
 const config = loadConfig({ env: {}, overrides: { documents: { enabled: true } } })
 const urls = fileUrls(config)
@@ -77,6 +77,35 @@ describe('the article sanitiser', () => {
   test('keeps a UEditor Plus article made of every toolbar feature, meaning for meaning', () => {
     const clean = sanitize(UEDITOR_PLUS_ARTICLE)
     assert.deepEqual(normalized(clean), withDocumentedChanges(normalized(UEDITOR_PLUS_ARTICLE)))
+  })
+
+  test('keeps what each toolbar feature of UEditor Plus 4.5 writes as written, but for attribute and style order and the documented changes', () => {
+    for (const [feature, html] of UEDITOR_PLUS_FEATURES)
+      assert.deepEqual(normalized(sanitize(html)), withDocumentedChanges(normalized(html)), feature)
+  })
+
+  test('keeps the attachment chip a flex box and a sortable table sortable, and no other value of either', () => {
+    const chip =
+      '<a style="display:inline-flex;align-items:center" href="/uploads/file/x.pdf"><span style="flex-grow:1">x.pdf</span></a>'
+    assert.equal(sanitize(chip), chip)
+    assert.equal(sanitize('<div style="display:flex">x</div>'), '<div style="display:flex">x</div>')
+    for (const style of [
+      'display:grid',
+      'align-items:anchor-center',
+      'flex-grow:-1',
+      'flex-grow:calc(1)',
+    ])
+      assert.equal(sanitize(`<span style="${style}">x</span>`), '<span>x</span>', style)
+    assert.equal(
+      sanitize(
+        '<table data-sort="sortEnabled" data-sort-type="reversebynum" class="sortEnabled"></table>',
+      ),
+      '<table data-sort="sortEnabled" data-sort-type="reversebynum" class="sortEnabled"></table>',
+    )
+    assert.equal(
+      sanitize('<table data-sort="javascript:x" data-sort-type="other" data-sortx="1"></table>'),
+      '<table></table>',
+    )
   })
 
   test('is idempotent: cleaning the cleaned article changes nothing', () => {
