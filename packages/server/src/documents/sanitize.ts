@@ -275,3 +275,37 @@ function allowedFrame(src: string | undefined, hosts: ReadonlySet<string>): bool
     hosts.has(url.hostname)
   )
 }
+
+/** A kept `embed` in the cleaner's output: where its tag is, and its `src`. */
+export interface KeptEmbed {
+  start: number
+  end: number
+  src: string
+}
+
+const EMBED_START = '<embed '
+const EMBED_SRC = /\ssrc="([^"]*)"/
+
+/**
+ * The embeds in HTML the article sanitiser wrote, in one pass. There an embed is only ever
+ * `<embed name="value" … />`: every `<` and `>` of text and of attribute values is escaped, and
+ * so is every `"` of a value, so the tag ends at the next `>` and ` src="` starts its `src`.
+ * The value is unescaped as the sanitiser escaped it (`&`, `<`, `>`, `"`).
+ */
+export function keptEmbeds(html: string): KeptEmbed[] {
+  const embeds: KeptEmbed[] = []
+  let start = html.indexOf(EMBED_START)
+  while (start !== -1) {
+    const close = html.indexOf('>', start)
+    const end = close === -1 ? html.length : close + 1
+    const raw = EMBED_SRC.exec(html.slice(start, end))?.[1] ?? ''
+    const src = raw
+      .replaceAll('&lt;', '<')
+      .replaceAll('&gt;', '>')
+      .replaceAll('&quot;', '"')
+      .replaceAll('&amp;', '&')
+    embeds.push({ start, end, src })
+    start = html.indexOf(EMBED_START, end)
+  }
+  return embeds
+}
