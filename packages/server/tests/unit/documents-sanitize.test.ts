@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import { parseDocument } from 'htmlparser2'
 import { loadConfig } from '../../src/config/load.js'
 import { articleUrls } from '../../src/documents/article-urls.js'
-import { cleanSettings } from '../../src/documents/clean.js'
+import { cleanSettings, withStoredEmbeds } from '../../src/documents/clean.js'
 import { type CleanPool, createCleanPool } from '../../src/documents/clean-pool.js'
 import { fileUrls } from '../../src/documents/file-urls.js'
 import { createArticleSanitizer } from '../../src/documents/sanitize.js'
@@ -360,6 +360,31 @@ describe('the cleaning workers', () => {
     assert.deepEqual(a.foreign, ['https://img.example.org/a.png?x=1&y=2'])
     assert.equal(a.foreignJson, '["https://img.example.org/a.png?x=1\\u0026y=2"]')
     assert.deepEqual(a.keys, [])
+  })
+
+  test("a worker hands back each kept embed's stored-file key and its place in the HTML's JSON, for the save to drop", async (t) => {
+    const a = await pool(t).clean(
+      body(
+        '<p>&lt;中\u2028</p><embed src="/uploads/video/20261126/a-b.mp4?x=1&amp;y=&quot;2&quot;">' +
+          '<p>"</p><embed src="https://evil.example/x.swf"><embed src="/uploads/video/20261126/c.mp4">',
+      ),
+    )
+    assert.deepEqual(
+      a.embeds.map((e) => [e.key, JSON.parse(`"${a.htmlJson.slice(e.start, e.end)}"`)]),
+      [
+        [
+          'video/20261126/a-b.mp4',
+          '<embed src="/uploads/video/20261126/a-b.mp4?x=1&amp;y=&quot;2&quot;" />',
+        ],
+        ['video/20261126/c.mp4', '<embed src="/uploads/video/20261126/c.mp4" />'],
+      ],
+    )
+    assert.equal(
+      JSON.parse(
+        withStoredEmbeds(a.htmlJson, a.embeds, new Set(['video/20261126/c.mp4' as never])),
+      ),
+      '<p>&lt;中\u2028</p><p>"</p><embed src="/uploads/video/20261126/c.mp4" />',
+    )
   })
 
   test('an article that overruns the deadline is refused with UE_DOCUMENT_TOO_COMPLEX, and its worker is replaced', async (t) => {
