@@ -8,7 +8,8 @@ import {
  * allow-list its `ueditor.config.js` has shipped since 1.4.3 and early UEditor Plus releases kept
  * (it was taken from the default list of the js-xss library). Changed from it, in plain words:
  *
- * - added what UEditor Plus itself writes and the list lacks: `dir` (the direction buttons), `source` inside `video` and
+ * - added what UEditor Plus itself writes and the list lacks: `dir` (the direction buttons), the
+ *   sorting marks of tables (`TABLE_SORT`), `source` inside `video` and
  *   `audio`, `data-*` on images (the formula dialog writes `data-formula-image`, the LaTeX
  *   plugin `data-latex`), `poster`/`muted` on video, `summary` for `details`, `strike`,
  *   `figure`/`figcaption`, the `brush:…` class of code blocks and the `pagebreak` rule;
@@ -86,7 +87,18 @@ export const WHITE_LIST: Readonly<Record<string, readonly string[]>> = {
   sub: ['class', 'style'],
   summary: [],
   sup: ['class', 'style'],
-  table: ['width', 'border', 'align', 'valign', 'class', 'style', 'cellpadding', 'cellspacing'],
+  table: [
+    'width',
+    'border',
+    'align',
+    'valign',
+    'class',
+    'style',
+    'cellpadding',
+    'cellspacing',
+    'data-sort',
+    'data-sort-type',
+  ],
   tbody: ['align', 'valign', 'class', 'style'],
   td: ['width', 'height', 'rowspan', 'colspan', 'align', 'valign', 'class', 'style'],
   tfoot: ['align', 'valign', 'class', 'style'],
@@ -113,8 +125,25 @@ export const WHITE_LIST: Readonly<Record<string, readonly string[]>> = {
 }
 
 /**
+ * The values the table menu's sorting writes on a table, and UEditor Plus's `uParse` reads to let
+ * readers sort it: `data-sort` (sorting on or off) and `data-sort-type` (the last order chosen).
+ * Any other value of either goes.
+ */
+export const TABLE_SORT: Readonly<Record<'data-sort' | 'data-sort-type', readonly string[]>> = {
+  'data-sort': ['sortEnabled', 'sortDisabled'],
+  'data-sort-type': [
+    '',
+    'orderbyasc',
+    'reversebyasc',
+    'orderbynum',
+    'reversebynum',
+    'reversecurrent',
+  ],
+}
+
+/**
  * Class names an article keeps: the ones UEditor Plus writes (`edui-…` for video, audio and
- * formulas, `ue-…` and `firstRow` for tables, `list-…` for list styles, `brush:…` for code
+ * formulas, `ue-…`, `firstRow` and `sortEnabled` for tables, `list-…` for list styles, `brush:…` for code
  * blocks, `pagebreak`, `anchor`). Others go: in the host page they would pick up the page's own
  * styles (an overlay, a hidden modal).
  */
@@ -122,7 +151,7 @@ export const CLASS_NAMES: readonly RegExp[] = [
   /^edui-[a-z0-9-]{1,40}$/,
   /^ue-[a-z0-9-]{1,40}$/,
   /^list-[a-z0-9-]{1,40}$/,
-  /^firstRow$/,
+  /^(?:firstRow|sortEnabled)$/,
   /^brush:[a-z0-9#+-]{1,20}(?:;[a-z-]{1,20}:[a-z0-9-]{1,20}){0,4};?$/i,
   /^(?:pagebreak|anchor|anchorclass)$/,
 ]

@@ -4,7 +4,7 @@ import { safeJson } from '../shared/respond.js'
 import type { StorageKey } from '../shared/types.js'
 import { articleUrls } from './article-urls.js'
 import { fileUrls } from './file-urls.js'
-import { type ArticleLimits, createArticleSanitizer } from './sanitize.js'
+import { type ArticleLimits, createArticleSanitizer, keptEmbeds } from './sanitize.js'
 
 /** What cleaning needs, as plain data: it is handed to worker threads. */
 export interface CleanSettings {
@@ -31,6 +31,19 @@ export interface CleanArticle {
   keys: StorageKey[]
   /** Remote (http or https) images still in it, as written, each once. */
   foreign: string[]
+  /** Its embeds, in order: where each is in `html`, and the key of the stored file it shows. */
+  embeds: EmbedOf[]
+}
+
+/**
+ * An embed the cleaner kept, as its `src` names a stored file of this server; `start` and `end`
+ * are offsets into the HTML (or into its JSON). Whether the index holds that file is known only
+ * at the save, which drops the embed when it does not (`withStoredEmbeds`).
+ */
+export interface EmbedOf {
+  key: StorageKey | null
+  start: number
+  end: number
 }
 
 /** As a worker hands a cleaned article back: the long parts already written as answer JSON. */
@@ -41,6 +54,8 @@ export interface CleanedArticle {
   foreign: string[]
   /** `foreign` as JSON (`safeJson`). */
   foreignJson: string
+  /** The article's embeds, with their offsets into `htmlJson`. */
+  embeds: EmbedOf[]
 }
 
 export function cleanSettings(config: ServerConfig): CleanSettings {
@@ -64,7 +79,7 @@ export function createBodyCleaner(s: CleanSettings): (body: ArticleBody) => Clea
   return (body) => {
     const article = clean(articleText(body))
     return {
-      htmlJson: safeJson(article.html),
+      ...htmlAsJson(article),
       keys: article.keys,
       foreign: article.foreign,
       foreignJson: safeJson(article.foreign),
@@ -88,8 +103,67 @@ export function createArticleCleaner(s: CleanSettings): (html: string) => CleanA
       const key = urls.keyOf(url)
       if (key !== null) keys.push(key)
     }
-    return { html: clean, keys, foreign: [...new Set(found.images.filter(urls.isRemote))] }
+    const embeds = keptEmbeds(clean).map(({ start, end, src }) => ({
+      key: urls.ownFileKey(src),
+      start,
+      end,
+    }))
+    return {
+      html: clean,
+      keys,
+      foreign: [...new Set(found.images.filter(urls.isRemote))],
+      embeds,
+    }
   }
+}
+
+/**
+ * The HTML as a JSON string (`safeJson`), and its embeds' offsets in it. JSON escapes each
+ * character on its own, and an embed starts at a `<` and ends after a `>`, so the JSON of the
+ * whole is the JSON of its pieces joined, and the offsets are counted piece by piece.
+ */
+function htmlAsJson(article: CleanArticle): { htmlJson: string; embeds: EmbedOf[] } {
+  if (article.embeds.length === 0) return { htmlJson: safeJson(article.html), embeds: [] }
+  const inner = (text: string) => safeJson(text).slice(1, -1)
+  const parts = ['"']
+  let length = 1
+  let from = 0
+  const embeds: EmbedOf[] = []
+  for (const embed of article.embeds) {
+    const before = inner(article.html.slice(from, embed.start))
+    const tag = inner(article.html.slice(embed.start, embed.end))
+    parts.push(before, tag)
+    embeds.push({
+      key: embed.key,
+      start: length + before.length,
+      end: length + before.length + tag.length,
+    })
+    length += before.length + tag.length
+    from = embed.end
+  }
+  parts.push(inner(article.html.slice(from)), '"')
+  return { htmlJson: parts.join(''), embeds }
+}
+
+/**
+ * The article's HTML (as JSON) without the embeds whose stored file the index does not hold,
+ * in one pass: an embed stays only for a file this server actually serves.
+ */
+export function withStoredEmbeds(
+  htmlJson: string,
+  embeds: readonly EmbedOf[],
+  stored: ReadonlySet<StorageKey>,
+): string {
+  const gone = embeds.filter((e) => e.key === null || !stored.has(e.key))
+  if (gone.length === 0) return htmlJson
+  const parts: string[] = []
+  let from = 0
+  for (const embed of gone) {
+    parts.push(htmlJson.slice(from, embed.start))
+    from = embed.end
+  }
+  parts.push(htmlJson.slice(from))
+  return parts.join('')
 }
 
 /** The HTML of a body. */

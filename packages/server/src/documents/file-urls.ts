@@ -15,6 +15,8 @@ export interface FileUrls {
    * stored-file base, naming a valid key. Strict, for what may load only the server's own files.
    */
   isOwnFile(url: string): boolean
+  /** The key of the stored file a URL `isOwnFile` names, else null. */
+  ownFileKey(url: string): StorageKey | null
   /** Whether a URL is a remote (http or https) address on none of this server's hosts. */
   isRemote(url: string): boolean
   /** The URL the server hands out for a key (`publicUrl` + key). */
@@ -72,6 +74,18 @@ export function fileUrls(config: ServerConfig): FileUrls {
     url.hostname === PAGE_HOST ||
     ownHosts.has(url.host) ||
     ((url.port === '' || url.port === ownPort) && isOwnHost(url))
+  function ownFileKey(url: string): StorageKey | null {
+    const all = resolutions(url)
+    if (all.length !== PAGES.length) return null
+    let key: StorageKey | null = null
+    for (const resolved of all) {
+      if (resolved.username !== '' || resolved.password !== '' || !servedFrom(resolved)) return null
+      const found = keyUnderBase(segmentsOf(resolved.pathname), bases)
+      if (found === null || (key !== null && found !== key)) return null
+      key = found
+    }
+    return key
+  }
   return {
     keyOf(url) {
       for (const resolved of resolutions(url)) {
@@ -80,19 +94,8 @@ export function fileUrls(config: ServerConfig): FileUrls {
       }
       return null
     },
-    isOwnFile(url) {
-      const all = resolutions(url)
-      return (
-        all.length === PAGES.length &&
-        all.every(
-          (resolved) =>
-            resolved.username === '' &&
-            resolved.password === '' &&
-            servedFrom(resolved) &&
-            keyUnderBase(segmentsOf(resolved.pathname), bases) !== null,
-        )
-      )
-    },
+    isOwnFile: (url) => ownFileKey(url) !== null,
+    ownFileKey,
     isRemote(url) {
       const all = resolutions(url)
       return all.length === PAGES.length && all.every((resolved) => !onPageOrOwnHost(resolved))

@@ -5,7 +5,13 @@ import {
   DROPPED_WITH_CONTENT as SHARED_DROPPED_WITH_CONTENT,
   styleRules,
 } from '../shared/html-allow-list.js'
-import { CLASS_NAMES, PLAIN_PROPERTIES, URL_PROPERTIES, WHITE_LIST } from './allow-list.js'
+import {
+  CLASS_NAMES,
+  PLAIN_PROPERTIES,
+  TABLE_SORT,
+  URL_PROPERTIES,
+  WHITE_LIST,
+} from './allow-list.js'
 
 /**
  * The article HTML a host app saves is shown to every reader of its site, and the editor's own
@@ -50,8 +56,15 @@ const REFUSED_END = `</${REFUSED}>`
 // `iframe` and `embed` are not dropped with their content here: they stay where the options say.
 const DROPPED_WITH_CONTENT = [...SHARED_DROPPED_WITH_CONTENT, 'head']
 
+// The attachment dialog writes its file chip as an inline flex box (`display:inline-flex;
+// align-items:center` on the link, `flex-grow:1` on the name). A flex box lays out its own
+// children and stays where the flow puts it: none of these moves a box out of its place.
 const ALLOWED_STYLES = styleRules(PLAIN_PROPERTIES, URL_PROPERTIES, {
-  display: [/^(?:block|inline|inline-block|table|table-row|table-cell|list-item|none)$/i],
+  display: [
+    /^(?:block|inline|inline-block|flex|inline-flex|table|table-row|table-cell|list-item|none)$/i,
+  ],
+  'align-items': [/^(?:normal|stretch|center|start|end|flex-start|flex-end|baseline)$/i],
+  'flex-grow': [/^\d{1,3}(?:\.\d{1,3})?$/],
 })
 
 // Raster images only, as the editor pastes them before upload; never SVG (it can hold script
@@ -128,6 +141,16 @@ export function createArticleSanitizer(o: ArticleSanitizerOptions): ArticleSanit
         }
       },
       img: keepDataImagesMatching(DATA_IMAGE),
+      table: (tagName, attribs) => ({
+        tagName,
+        attribs: Object.fromEntries(
+          Object.entries(attribs).filter(
+            ([name, value]) =>
+              !(name === 'data-sort' || name === 'data-sort-type') ||
+              TABLE_SORT[name].includes(value),
+          ),
+        ),
+      }),
       video: (tagName, attribs) => {
         // video.js reads `data-setup` as its options: the editor writes `{}`, nothing else stays.
         const { 'data-setup': setup, ...rest } = attribs
@@ -251,4 +274,38 @@ function allowedFrame(src: string | undefined, hosts: ReadonlySet<string>): bool
     url.port === '' &&
     hosts.has(url.hostname)
   )
+}
+
+/** A kept `embed` in the cleaner's output: where its tag is, and its `src`. */
+export interface KeptEmbed {
+  start: number
+  end: number
+  src: string
+}
+
+const EMBED_START = '<embed '
+const EMBED_SRC = /\ssrc="([^"]*)"/
+
+/**
+ * The embeds in HTML the article sanitiser wrote, in one pass. There an embed is only ever
+ * `<embed name="value" … />`: every `<` and `>` of text and of attribute values is escaped, and
+ * so is every `"` of a value, so the tag ends at the next `>` and ` src="` starts its `src`.
+ * The value is unescaped as the sanitiser escaped it (`&`, `<`, `>`, `"`).
+ */
+export function keptEmbeds(html: string): KeptEmbed[] {
+  const embeds: KeptEmbed[] = []
+  let start = html.indexOf(EMBED_START)
+  while (start !== -1) {
+    const close = html.indexOf('>', start)
+    const end = close === -1 ? html.length : close + 1
+    const raw = EMBED_SRC.exec(html.slice(start, end))?.[1] ?? ''
+    const src = raw
+      .replaceAll('&lt;', '<')
+      .replaceAll('&gt;', '>')
+      .replaceAll('&quot;', '"')
+      .replaceAll('&amp;', '&')
+    embeds.push({ start, end, src })
+    start = html.indexOf(EMBED_START, end)
+  }
+  return embeds
 }

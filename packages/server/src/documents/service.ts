@@ -5,7 +5,7 @@ import {
   MAX_DOCUMENT_ID_LENGTH,
 } from '../db/document-repo.js'
 import { isUeError, UeError } from '../shared/errors.js'
-import type { ArticleBody, CleanedArticle } from './clean.js'
+import { type ArticleBody, type CleanedArticle, withStoredEmbeds } from './clean.js'
 import type { FileUrls } from './file-urls.js'
 
 /** Who saves, reads or deletes a document. */
@@ -78,7 +78,7 @@ export function createDocumentService(o: {
   })
   return {
     async save(id, body, actor) {
-      const { htmlJson, keys, foreign, foreignJson } = await o.clean(body)
+      const { htmlJson, keys, foreign, foreignJson, embeds } = await o.clean(body)
       const within = o.hooks?.saved?.within
       const saved = await asMissing(
         repo.save(id, keys, {
@@ -87,7 +87,12 @@ export function createDocumentService(o: {
         }),
       )
       await o.hooks?.saved?.after?.(saved)
-      return { htmlJson, files: saved.keys.map(urls.urlOf), foreignJson }
+      return {
+        // An embed stays only for a file the index holds, as the save found it.
+        htmlJson: withStoredEmbeds(htmlJson, embeds, new Set(saved.keys)),
+        files: saved.keys.map(urls.urlOf),
+        foreignJson,
+      }
     },
     async get(id, actor) {
       const doc = await repo.get(id)

@@ -157,6 +157,30 @@ describe('the documents API', () => {
     assert.ok(Math.abs(Date.parse(view.savedAt) - Date.now()) < 60_000)
   })
 
+  test('an embed stays only when the index holds the stored file it names; one naming no stored file goes', async (t) => {
+    const srv = await started(t)
+    const stored = await upload(srv, ALICE, 'v.png')
+    const missing = '/uploads/video/20261126/1764139201000-v1d2e3.mp4'
+    const article =
+      `<p>a &lt;b&gt; "c" &amp; 中文\u2028</p><embed src="${missing}" width="420" />` +
+      `<p>between</p><embed src="${stored}?x=1&amp;y=&quot;2&quot;" type="video/mp4" />` +
+      `<embed src="${missing}" /><p>after</p>`
+    const saved = await (await put(srv, 'post-embed', ALICE, article)).json()
+    assert.deepEqual(saved, {
+      html:
+        '<p>a &lt;b&gt; "c" &amp; 中文\u2028</p>' +
+        `<p>between</p><embed src="${stored}?x=1&amp;y=&quot;2&quot;" type="video/mp4" />` +
+        '<p>after</p>',
+      files: [stored],
+      foreign: [],
+    })
+    // JSON with its own saves too: the same answer.
+    const json = await (
+      await put(srv, 'post-embed', ALICE, JSON.stringify({ html: article }), 'application/json')
+    ).json()
+    assert.deepEqual(json, saved)
+  })
+
   test('takes JSON {"html"} as well, and refuses other bodies and types with catalogue codes', async (t) => {
     const srv = await started(t, { ...AUTH, documents: { enabled: true, maxBodyBytes: 2048 } })
     const json = await put(

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict'
 import { parseDocument } from 'htmlparser2'
 import { loadConfig } from '../../src/config/load.js'
 import { articleUrls } from '../../src/documents/article-urls.js'
-import { cleanSettings } from '../../src/documents/clean.js'
+import { cleanSettings, withStoredEmbeds } from '../../src/documents/clean.js'
 import { type CleanPool, createCleanPool } from '../../src/documents/clean-pool.js'
 import { fileUrls } from '../../src/documents/file-urls.js'
 import { createArticleSanitizer } from '../../src/documents/sanitize.js'
 import { isUeError, type UeErrorCode } from '../../src/shared/errors.js'
 import { describe, test } from '../helpers/test.js'
-import { UEDITOR_PLUS_ARTICLE } from '../helpers/ueditor-plus-article.js'
+import { UEDITOR_PLUS_ARTICLE, UEDITOR_PLUS_FEATURES } from '../helpers/ueditor-plus-article.js'
 
 const config = loadConfig({ env: {}, overrides: { documents: { enabled: true } } })
 const urls = fileUrls(config)
@@ -77,6 +77,35 @@ describe('the article sanitiser', () => {
   test('keeps a UEditor Plus article made of every toolbar feature, meaning for meaning', () => {
     const clean = sanitize(UEDITOR_PLUS_ARTICLE)
     assert.deepEqual(normalized(clean), withDocumentedChanges(normalized(UEDITOR_PLUS_ARTICLE)))
+  })
+
+  test('keeps what each toolbar feature of UEditor Plus 4.5 writes as written, but for attribute and style order and the documented changes', () => {
+    for (const [feature, html] of UEDITOR_PLUS_FEATURES)
+      assert.deepEqual(normalized(sanitize(html)), withDocumentedChanges(normalized(html)), feature)
+  })
+
+  test('keeps the attachment chip a flex box and a sortable table sortable, and no other value of either', () => {
+    const chip =
+      '<a style="display:inline-flex;align-items:center" href="/uploads/file/x.pdf"><span style="flex-grow:1">x.pdf</span></a>'
+    assert.equal(sanitize(chip), chip)
+    assert.equal(sanitize('<div style="display:flex">x</div>'), '<div style="display:flex">x</div>')
+    for (const style of [
+      'display:grid',
+      'align-items:anchor-center',
+      'flex-grow:-1',
+      'flex-grow:calc(1)',
+    ])
+      assert.equal(sanitize(`<span style="${style}">x</span>`), '<span>x</span>', style)
+    assert.equal(
+      sanitize(
+        '<table data-sort="sortEnabled" data-sort-type="reversebynum" class="sortEnabled"></table>',
+      ),
+      '<table data-sort="sortEnabled" data-sort-type="reversebynum" class="sortEnabled"></table>',
+    )
+    assert.equal(
+      sanitize('<table data-sort="javascript:x" data-sort-type="other" data-sortx="1"></table>'),
+      '<table></table>',
+    )
   })
 
   test('is idempotent: cleaning the cleaned article changes nothing', () => {
@@ -331,6 +360,31 @@ describe('the cleaning workers', () => {
     assert.deepEqual(a.foreign, ['https://img.example.org/a.png?x=1&y=2'])
     assert.equal(a.foreignJson, '["https://img.example.org/a.png?x=1\\u0026y=2"]')
     assert.deepEqual(a.keys, [])
+  })
+
+  test("a worker hands back each kept embed's stored-file key and its place in the HTML's JSON, for the save to drop", async (t) => {
+    const a = await pool(t).clean(
+      body(
+        '<p>&lt;中\u2028</p><embed src="/uploads/video/20261126/a-b.mp4?x=1&amp;y=&quot;2&quot;">' +
+          '<p>"</p><embed src="https://evil.example/x.swf"><embed src="/uploads/video/20261126/c.mp4">',
+      ),
+    )
+    assert.deepEqual(
+      a.embeds.map((e) => [e.key, JSON.parse(`"${a.htmlJson.slice(e.start, e.end)}"`)]),
+      [
+        [
+          'video/20261126/a-b.mp4',
+          '<embed src="/uploads/video/20261126/a-b.mp4?x=1&amp;y=&quot;2&quot;" />',
+        ],
+        ['video/20261126/c.mp4', '<embed src="/uploads/video/20261126/c.mp4" />'],
+      ],
+    )
+    assert.equal(
+      JSON.parse(
+        withStoredEmbeds(a.htmlJson, a.embeds, new Set(['video/20261126/c.mp4' as never])),
+      ),
+      '<p>&lt;中\u2028</p><p>"</p><embed src="/uploads/video/20261126/c.mp4" />',
+    )
   })
 
   test('an article that overruns the deadline is refused with UE_DOCUMENT_TOO_COMPLEX, and its worker is replaced', async (t) => {
