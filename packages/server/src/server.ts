@@ -32,6 +32,7 @@ import { type NodeHandler, toNodeHandler } from './http/node.js'
 import { createReadiness, type ReadinessCheck } from './http/readiness.js'
 import { createFileServer } from './http/static.js'
 import type { Dialer, HostLookup } from './ingest/remote/fetch-image.js'
+import type { Limiters } from './limits/limiter.js'
 import { createMaterialsApi, type MaterialsApi } from './materials/api.js'
 import {
   door,
@@ -237,7 +238,7 @@ function services(
     settings: config.auth,
     mode: resolveAuthMode(config.auth, o.authorize !== undefined),
     hook: o.authorize,
-    throttle: failureThrottle(config.auth.failuresPerMinute),
+    throttle: failureThrottle(opened.limiters, config.auth.failuresPerMinute),
     log,
   }
   const editorDeps: EditorDeps = {
@@ -256,8 +257,8 @@ function services(
     metrics,
     auth: createAuthenticator(auth),
     // One gate: multipart, resumable and direct uploads count against the same limits.
-    gate: serverUploadGate(config, metrics),
-    ai: aiRelay(config, log, store.aiUsage),
+    gate: serverUploadGate(config, metrics, opened.limiters),
+    ai: aiRelay(config, log, store.aiUsage, opened.limiters),
     uploadResult: uploadResultAction(unfinished),
     closing: o.stopping,
   }
@@ -506,12 +507,18 @@ function readinessChecks(
 
 const READINESS_KEY = 'readyz-probe' as StorageKey
 
-function aiRelay(config: ServerConfig, log: Logger, usage: AiUsageStore): AiRelay | undefined {
+function aiRelay(
+  config: ServerConfig,
+  log: Logger,
+  usage: AiUsageStore,
+  limiters: Limiters,
+): AiRelay | undefined {
   const { baseUrl, apiKey, model, models, timeoutMs, idleTimeoutMs, logPrompts } = config.ai
   if (!baseUrl || !apiKey || !model) return undefined
   // The origin only: a base URL may carry credentials in its user part.
   log.info({ upstream: new URL(baseUrl).origin, model, models }, 'AI relay on')
   return createAiRelay({
+    limiters,
     client: openAiModelClient({
       baseUrl,
       apiKey,

@@ -1,6 +1,5 @@
 import { mkdir } from 'node:fs/promises'
 import { sep } from 'node:path'
-import { clientKey } from './auth/client-key.js'
 import { crossOriginProblem } from './config/cross-origin.js'
 import { directUploadsServed } from './config/direct-url.js'
 import { unknownEditorKeys } from './config/editor-keys.js'
@@ -23,6 +22,8 @@ import {
   type RemoteFetcher,
 } from './ingest/remote/fetch-image.js'
 import { removeStaleSpools } from './ingest/temp-file.js'
+import { limitKey } from './limits/client-key.js'
+import { createLimiters, type Limiters } from './limits/limiter.js'
 import { seedOnFirstStart } from './materials/api.js'
 import { UeError } from './shared/errors.js'
 import type { MetricsRegistry } from './shared/metrics.js'
@@ -42,6 +43,8 @@ export interface Opened {
   readonly images: ImageProcessor
   readonly remote: RemoteFetcher
   readonly formula: FormulaHandler | null
+  /** The per-client limits' counts: in the index on PostgreSQL (every node), else in memory. */
+  readonly limiters: Limiters
   /** How changes announce themselves: the `on` handlers, and the outbox when a webhook is set. */
   readonly events: Events
   /** The bucket's signing and multipart calls, when uploads go straight to it. */
@@ -125,20 +128,19 @@ export async function startUp(
       connect: o.remote?.connect,
     })
     closers.push(() => remote.close())
+    const limiters = createLimiters(opened.limitsClient)
     const { enabled: formulaOn, path: _path, ...formulaOptions } = config.formula
     const formula = formulaOn
       ? createFormulaHandler({
           ...formulaOptions,
           locale: config.locale,
           log,
-          clientOf: (request) => {
-            const address = requestInfo(request)?.remoteAddress
-            return address ? clientKey(address) : undefined
-          },
+          limiters,
+          clientOf: (request) => limitKey({ address: requestInfo(request)?.remoteAddress }),
         })
       : null
     if (formula) closers.push(() => formula.close())
-    return { site, store, storage, images, remote, formula, events, bucket, close }
+    return { site, store, storage, images, remote, formula, limiters, events, bucket, close }
   } catch (e) {
     await close().catch(() => {})
     throw e

@@ -1,4 +1,5 @@
 import type { AiUsageStore } from '../db/ai-usage.js'
+import type { Limiters } from '../limits/limiter.js'
 import { DAY_MS } from '../shared/durations.js'
 import { UeError } from '../shared/errors.js'
 
@@ -13,96 +14,88 @@ export interface AiLimitOptions {
   concurrencyPerUser: number
 }
 
-interface UserState {
-  tokens: number
-  refilledAt: number
+interface NodeState {
+  /** Calls in flight on this node. */
   active: number
-  /** Bodies of this user's calls being read: they hold no call slot (docs/ai.md). */
-  reading: number
+  /** Bodies being read on this node, per user: they hold no call slot (docs/ai.md). */
+  reading: Map<string, number>
 }
 
-// Past this many tracked users, idle ones are forgotten.
-const MAX_TRACKED = 50_000
+/** How long a node that stopped without ending its calls keeps their slots counted. */
+export const AI_SLOT_TTL_SECONDS = 600
 
 /**
- * Per-user rate and concurrency, plus a node-wide concurrency cap, in this process's memory:
- * with several nodes, each keeps its own counts (docs/ai.md). The daily budget is
- * `createAiBudget`'s, in the database.
+ * Per-user rate and calls in flight, counted on every node together when the index is
+ * PostgreSQL (limits/limiter.ts), plus this node's own cap on calls in flight and on bodies
+ * being read (what this node's memory and sockets hold). The daily budget is `createAiBudget`'s,
+ * in the database.
  */
-export function createAiLimits(o: AiLimitOptions, now: () => number = Date.now) {
-  const users = new Map<string, UserState>()
-  let active = 0
-  const perMs = o.requestsPerMinute / 60_000
-
-  const forgetIdle = () => {
-    for (const [k, v] of users) {
-      if (users.size < MAX_TRACKED) return
-      if (v.active === 0 && v.reading === 0) users.delete(k)
-    }
-  }
-
-  const stateOf = (key: string, t: number): UserState => {
-    let s = users.get(key)
-    if (!s) {
-      if (users.size >= MAX_TRACKED) forgetIdle()
-      s = { tokens: o.requestsPerMinute, refilledAt: t, active: 0, reading: 0 }
-      users.set(key, s)
-    }
-    s.tokens = Math.min(o.requestsPerMinute, s.tokens + (t - s.refilledAt) * perMs)
-    s.refilledAt = t
-    return s
-  }
-
-  const refuseOrState = (user: string): UserState => {
-    const s = stateOf(user, now())
-    if (o.requestsPerMinute > 0 && s.tokens < 1)
-      throw new UeError('UE_AI_RATE_LIMITED', { detail: 'requests per minute' })
-    if (s.active >= o.concurrencyPerUser)
-      throw new UeError('UE_AI_RATE_LIMITED', { detail: 'calls in flight' })
-    if (active >= o.concurrency) throw new UeError('UE_BUSY', { detail: 'AI calls in flight' })
-    return s
-  }
+export function createAiLimits(limiters: Limiters, o: AiLimitOptions) {
+  const rate =
+    o.requestsPerMinute > 0
+      ? limiters.limit({ name: 'ai', points: o.requestsPerMinute, seconds: 60 })
+      : null
+  const calls = limiters.limit({
+    name: 'ai-calls',
+    points: Math.max(1, o.concurrencyPerUser),
+    seconds: AI_SLOT_TTL_SECONDS,
+    inFlight: true,
+  })
+  const node: NodeState = { active: 0, reading: new Map() }
+  const perMinute = () => new UeError('UE_AI_RATE_LIMITED', { detail: 'requests per minute' })
+  const inFlight = () => new UeError('UE_AI_RATE_LIMITED', { detail: 'calls in flight' })
+  const busy = () => new UeError('UE_BUSY', { detail: 'AI calls in flight' })
 
   return {
     /**
      * Throws what `admit` would throw now, taking nothing, so that a call bound to be refused
      * is refused before its body is read.
      */
-    check(user: string): void {
-      refuseOrState(user)
+    async check(user: string): Promise<void> {
+      if (rate && (await rate.spent(user))) throw perMinute()
+      if (o.concurrencyPerUser <= 0 || (await calls.spent(user))) throw inFlight()
+      if (node.active >= o.concurrency) throw busy()
     },
     /**
-     * Counts one of `user`'s bodies being read, or throws past twice `concurrencyPerUser`; the
-     * returned function ends it (call it exactly once). It bounds the memory one user's slow
-     * bodies take and holds nothing that other users need.
+     * Counts one of `user`'s bodies being read on this node, or throws past twice
+     * `concurrencyPerUser`; the returned function ends it (call it exactly once). It bounds the
+     * memory one user's slow bodies take and holds nothing that other users need.
      */
     reading(user: string): () => void {
-      const s = stateOf(user, now())
-      if (s.reading >= 2 * o.concurrencyPerUser)
+      const n = node.reading.get(user) ?? 0
+      if (n >= 2 * o.concurrencyPerUser)
         throw new UeError('UE_AI_RATE_LIMITED', { detail: 'bodies being read' })
-      s.reading++
+      node.reading.set(user, n + 1)
       let ended = false
       return () => {
         if (ended) return
         ended = true
-        s.reading--
+        const left = (node.reading.get(user) ?? 1) - 1
+        if (left > 0) node.reading.set(user, left)
+        else node.reading.delete(user)
       }
     },
     /**
      * Admits one call or throws; the returned function ends it (call it exactly once). Taken
      * only once the call's body is read and valid.
      */
-    admit(user: string): () => void {
-      const s = refuseOrState(user)
-      if (o.requestsPerMinute > 0) s.tokens -= 1
-      s.active++
-      active++
+    async admit(user: string): Promise<() => void> {
+      if (rate && (await rate.take(user)) > 0) throw perMinute()
+      if (o.concurrencyPerUser <= 0 || (await calls.take(user)) > 0) {
+        await rate?.give(user)
+        throw inFlight()
+      }
+      if (node.active >= o.concurrency) {
+        await Promise.all([calls.give(user), rate?.give(user)])
+        throw busy()
+      }
+      node.active++
       let ended = false
       return () => {
         if (ended) return
         ended = true
-        s.active--
-        active--
+        node.active--
+        void calls.give(user)
       }
     },
   }

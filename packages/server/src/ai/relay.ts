@@ -1,4 +1,6 @@
 import type { AiUsageStore } from '../db/ai-usage.js'
+import { limitKey } from '../limits/client-key.js'
+import type { Limiters } from '../limits/limiter.js'
 import { UeError, type UeErrorCode } from '../shared/errors.js'
 import { requestLogger } from '../shared/log.js'
 import { assertIdentityEncoding, type BodyTimeouts, readBodyBytes } from '../shared/request-body.js'
@@ -21,6 +23,8 @@ import { cutToBytes, OUTPUT_BYTES_PER_TOKEN, promptTokenBound, utf8Bytes } from 
 
 export interface AiRelayOptions {
   client: ModelClient
+  /** Where the per-user counts are kept (on every node together on PostgreSQL). */
+  limiters: Limiters
   /** The default model; always allowed. */
   model: string
   /** More models a client may name (OpenAI body); any other is refused. */
@@ -68,7 +72,7 @@ const BODY_OVERHEAD = 16_384
 const QUEUED_EVENTS = 16
 
 export function createAiRelay(o: AiRelayOptions): AiRelay {
-  const limits = createAiLimits(o.limits)
+  const limits = createAiLimits(o.limiters, o.limits)
   const budget = createAiBudget(o.limits.dailyTokens, o.usage)
   const allowed = new Set([o.model, ...o.models])
   const maxBodyBytes = o.maxPromptChars * BODY_BYTES_PER_CHAR + BODY_OVERHEAD
@@ -98,7 +102,7 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
         else log.info({ audit: 'ai', ...line }, 'ai call')
       }
       const started = performance.now()
-      const key = caller.user !== null ? `user:${caller.user}` : `anonymous:${caller.address}`
+      const key = limitKey(caller) ?? 'anonymous'
       const who = { user: caller.user, address: caller.address }
       let release: (() => void) | undefined
       let ask: AiAsk
@@ -107,10 +111,10 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
       let reservation: AiReservation
       try {
         // Refused early when it would be refused anyway; nothing is taken until the body is in.
-        limits.check(key)
+        await limits.check(key)
         ;[ask, model] = await readAsk(request, key)
         promptBound = promptTokenBound(ask.messages)
-        release = limits.admit(key)
+        release = await limits.admit(key)
         reservation = await budget.reserve(
           key,
           promptBound,

@@ -104,7 +104,7 @@ export function createAuthenticator(
         const counted = mode !== 'hook'
         // Checked first, so a valid credential is served whatever else came from its address;
         // only one that keeps failing from there is refused without another check.
-        if (counted && throttle.spent(address, token))
+        if (counted && (await throttle.spent(address, token)))
           return refuse(request, 'throttled', channel, address)
         let verdict = token === null ? null : (extraMatch(token) ?? verify?.(token) ?? null)
         if (verdict instanceof Promise) verdict = (await verdict) ?? null
@@ -112,7 +112,7 @@ export function createAuthenticator(
         if (verdict !== null && presented !== 'malformed')
           return { ...verdict, channel: presented.channel }
         if (counted) {
-          const throttled = throttle.fail(address, token)
+          const throttled = await throttle.fail(address, token)
           return refuse(request, throttled ? 'throttled' : 'invalid', channel, address)
         }
       }

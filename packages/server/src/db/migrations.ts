@@ -20,6 +20,10 @@ type AnyDb = Kysely<any>
 /** The migration that creates the materials tables: the server seeds demo materials after it. */
 export const MATERIALS_MIGRATION = '0002_materials'
 
+/** The table the per-client limits count in on PostgreSQL. */
+export const LIMITS_MIGRATION = '0012_rate_limits'
+export const LIMITS_TABLE = 'rate_limits'
+
 /** The webhook outbox's table. */
 export const OUTBOX_MIGRATION = '0009_event_outbox'
 
@@ -240,6 +244,26 @@ const MIGRATIONS: Record<string, Migration> = {
   },
   // Deep listing offsets in O(days + one day's files): counts per day of created_at.
   '0011_file_day_counts': { up: fileDayCountsUp },
+  // The per-client limits' shared counts (rate-limiter-flexible's layout: key, points, expire).
+  // Created here, never by the library, and on SQLite too so that both have one schema.
+  [LIMITS_MIGRATION]: {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable(LIMITS_TABLE)
+        .addColumn('key', 'varchar(255)', (c) => c.primaryKey())
+        .addColumn('points', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('expire', 'bigint')
+        .execute()
+      await db.schema
+        .createIndex('rate_limits_expire_idx')
+        .on(LIMITS_TABLE)
+        .column('expire')
+        .execute()
+    },
+    async down(db: AnyDb) {
+      await db.schema.dropTable(LIMITS_TABLE).execute()
+    },
+  },
 }
 
 const migrationProvider: MigrationProvider = {

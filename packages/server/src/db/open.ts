@@ -63,8 +63,10 @@ export async function openMetadataStore(cfg: IndexConfig): Promise<MetadataStore
       const { db, snapshots } = await openSqlite(cfg)
       return storeOver(db, 'sqlite', snapshots)
     }
-    case 'postgres':
-      return storeOver(await openPostgres(cfg), 'postgres')
+    case 'postgres': {
+      const { db, pool } = await openPostgres(cfg)
+      return storeOver(db, 'postgres', undefined, pool)
+    }
   }
 }
 
@@ -117,7 +119,9 @@ async function openBetter(file: string): Promise<BuiltinSqlite> {
   return new Database(file)
 }
 
-async function openPostgres(cfg: PostgresIndexConfig): Promise<Kysely<DbSchema>> {
+async function openPostgres(
+  cfg: PostgresIndexConfig,
+): Promise<{ db: Kysely<DbSchema>; pool: Pool }> {
   const target = describeTarget(cfg.url)
   let pool: Pool | undefined
   try {
@@ -147,7 +151,7 @@ async function openPostgres(cfg: PostgresIndexConfig): Promise<Kysely<DbSchema>>
       plugins: [new CamelCasePlugin()],
     })
     readThrough(db, createPostgresReads(pool, preparedStatements))
-    return db
+    return { db, pool }
   } catch (cause) {
     await pool?.end().catch(() => {})
     const reason = redact(cause instanceof Error ? cause.message : String(cause), cfg.url)
@@ -188,10 +192,12 @@ function storeOver(
   db: Kysely<DbSchema>,
   dialect: MetadataStore['dialect'],
   snapshots?: SyncSnapshots,
+  pool?: Pool,
 ): MetadataStore {
   let closing: Promise<void> | undefined
   return {
     dialect,
+    limitsClient: pool ?? null,
     files: createFileIndex(db, snapshots),
     materials: createMaterialRepository(db, snapshots),
     aiUsage: createAiUsageStore(db),

@@ -98,6 +98,11 @@ export interface MetadataStore {
   readonly documents: DocumentRepository
   /** Resumable and direct uploads until they are settled. */
   readonly uploads: UploadLedger
+  /**
+   * PostgreSQL: the pool the per-client limits keep their counts through (table `rate_limits`),
+   * so that they hold across nodes. SQLite: null, and each node counts in its own memory.
+   */
+  readonly limitsClient: unknown
   /** One trivial query: resolves when the database answers, fails with UE_INDEX_FAILED if not. */
   ping(): Promise<void>
   /** Returns the names of the migrations this call ran (empty when already up to date). */

@@ -1,5 +1,6 @@
-import { clientKey } from '../auth/client-key.js'
 import type { ServerConfig } from '../config/load.js'
+import { clientKey, limitKey } from '../limits/client-key.js'
+import { createLimiters, type Limiters } from '../limits/limiter.js'
 import { UeError } from '../shared/errors.js'
 import { sharedFreeBytes } from '../shared/free-space.js'
 import type { Metrics, QueueOutcome, UploadLimit } from '../shared/metrics.js'
@@ -25,10 +26,7 @@ export interface UploadClient {
 }
 
 /** The key an upload counts against: `user:<id>` when signed in, else the address's key. */
-export function uploadClientKey(client: UploadClient): string | undefined {
-  if (client.user) return `user:${client.user}`
-  return client.address ? clientKey(client.address) : undefined
-}
+export const uploadClientKey: (client: UploadClient) => string | undefined = limitKey
 
 /** Admits one upload or throws; the returned function ends it (call it exactly once). */
 export interface UploadGate {
@@ -48,53 +46,50 @@ export interface UploadGateEvents {
   limited(limit: UploadLimit): void
 }
 
-interface Bucket {
-  tokens: number
-  updatedAt: number
-  active: number
-  /** Uploads waiting for a slot, oldest first: each takes the slot it is handed. */
-  waiting: (() => void)[]
-}
+/** This node's uploads of one client waiting for a slot, oldest first. */
+type Waiting = (() => void)[]
 
 const noEvents: UploadGateEvents = { queued: () => () => {}, limited() {} }
 
-// Past this many tracked clients, idle ones are forgotten oldest first.
-const MAX_TRACKED_CLIENTS = 10_000
+/** How long a node that stopped without ending its uploads keeps their slots counted. */
+export const UPLOAD_SLOT_TTL_SECONDS = 900
+/** How often a waiting upload asks again for a slot an upload on another node may have freed. */
+const SHARED_RETRY_MS = 250
 
 /**
- * Upload flood guards: a token bucket and an in-flight cap per user (per client address when
- * nobody is signed in), and a free-space floor on the volumes uploads are written to. An
- * upload over the in-flight cap waits in a short per-client queue for a slot (the editor sends
- * every dropped or pasted image at once), and is refused when the queue is full or the wait is
- * over. An anonymous request with no known address (the fetch handler used without
- * `toNodeHandler`) skips the per-client limits; the floor still applies.
+ * Upload flood guards: a rate and an in-flight cap per user (per client address when nobody is
+ * signed in), counted on every node together when the index is PostgreSQL (limits/limiter.ts),
+ * and a free-space floor on the volumes uploads are written to. An upload over the in-flight
+ * cap waits in a short per-client queue on its node for a slot (the editor sends every dropped
+ * or pasted image at once), and is refused when the queue is full or the wait is over. An
+ * anonymous request with no known address (the fetch handler used without `toNodeHandler`)
+ * skips the per-client limits; the floor still applies.
  */
 export function createUploadGate(
   o: UploadLimits & { volumes: readonly string[] },
-  options: { now?: () => number; events?: UploadGateEvents } = {},
+  options: { limiters?: Limiters; events?: UploadGateEvents } = {},
 ): UploadGate {
-  const now = options.now ?? Date.now
+  const limiters = options.limiters ?? createLimiters(null)
   const events = options.events ?? noEvents
-  const buckets = new Map<string, Bucket>()
+  const rate =
+    o.uploadsPerMinute > 0
+      ? limiters.limit({ name: 'uploads', points: o.uploadsPerMinute, seconds: 60 })
+      : null
+  const slots =
+    o.concurrentUploads > 0
+      ? limiters.limit({
+          name: 'upload-slots',
+          points: o.concurrentUploads,
+          seconds: UPLOAD_SLOT_TTL_SECONDS,
+          inFlight: true,
+        })
+      : null
+  const queues = new Map<string, Waiting>()
   const exempt = new Set(o.exemptUsers)
-  const perMs = o.uploadsPerMinute / 60_000
   const frees = [...new Set(o.volumes)].map(sharedFreeBytes)
   const belowFloor = async () => {
     for (const free of frees) if ((await free()) < o.minFreeBytes) return true
     return false
-  }
-
-  const refill = (b: Bucket, t: number) => {
-    b.tokens = Math.min(o.uploadsPerMinute, b.tokens + (t - b.updatedAt) * perMs)
-    b.updatedAt = t
-  }
-
-  const forgetIdle = (t: number) => {
-    for (const [key, b] of buckets) {
-      if (buckets.size < MAX_TRACKED_CLIENTS) return
-      refill(b, t)
-      if (b.active === 0) buckets.delete(key)
-    }
   }
 
   const refuse = (limit: UploadLimit, detail: string) => {
@@ -102,35 +97,43 @@ export function createUploadGate(
     return new UeError('UE_RATE_LIMITED', { detail })
   }
 
-  const releaser = (b: Bucket) => {
+  const releaser = (key: string) => {
     let released = false
     return () => {
       if (released) return
       released = true
-      const next = b.waiting.shift()
-      // The slot passes straight to the oldest waiting upload, so nobody can jump the queue.
+      const next = queues.get(key)?.shift()
+      // The slot passes straight to the oldest upload waiting on this node, so nobody here
+      // can jump the queue.
       if (next) next()
-      else b.active--
+      else void slots?.give(key)
     }
   }
 
-  /** Waits for a slot of `b`; on timeout or hang-up the place and the token are given back. */
-  const wait = (b: Bucket, clientGone: AbortSignal | undefined, counted: boolean) =>
+  /** Waits for a slot; on timeout or hang-up the place and the rate's point are given back. */
+  const wait = (key: string, clientGone: AbortSignal | undefined, counted: boolean) =>
     new Promise<void>((resolve, reject) => {
+      const queue = queues.get(key) ?? []
+      queues.set(key, queue)
       const ended = events.queued()
-      const leave = (outcome: QueueOutcome, error: UeError) => {
-        const at = b.waiting.indexOf(handOver)
-        if (at < 0) return
-        b.waiting.splice(at, 1)
+      const leaveQueue = () => {
+        const at = queue.indexOf(handOver)
+        if (at < 0) return false
+        queue.splice(at, 1)
+        if (queue.length === 0 && queues.get(key) === queue) queues.delete(key)
         clearTimeout(timer)
+        clearInterval(retry)
         clientGone?.removeEventListener('abort', onGone)
-        if (counted) b.tokens = Math.min(o.uploadsPerMinute, b.tokens + 1)
+        return true
+      }
+      const leave = (outcome: QueueOutcome, error: UeError) => {
+        if (!leaveQueue()) return
+        if (counted) void rate?.give(key)
         ended(outcome)
         reject(error)
       }
       const handOver = () => {
-        clearTimeout(timer)
-        clientGone?.removeEventListener('abort', onGone)
+        leaveQueue()
         ended('admitted')
         resolve()
       }
@@ -143,33 +146,34 @@ export function createUploadGate(
         () => leave('timeout', refuse('queue_wait', 'no upload slot within the queue wait')),
         o.uploadQueueWaitMs,
       )
-      b.waiting.push(handOver)
+      // With shared counts, a slot may be freed by an upload on another node.
+      const retry = limiters.shared
+        ? setInterval(async () => {
+            if (queue[0] !== handOver || !slots) return
+            if ((await slots.take(key)) > 0) return
+            if (queue[0] === handOver) handOver()
+            else void slots.give(key)
+          }, SHARED_RETRY_MS)
+        : undefined
+      queue.push(handOver)
       if (clientGone?.aborted) onGone()
       else clientGone?.addEventListener('abort', onGone, { once: true })
     })
 
   const take = async (
-    client: string,
+    key: string,
     clientGone: AbortSignal | undefined,
     counted: boolean,
   ): Promise<() => void> => {
-    const t = now()
-    let b = buckets.get(client)
-    if (!b) {
-      if (buckets.size >= MAX_TRACKED_CLIENTS) forgetIdle(t)
-      b = { tokens: o.uploadsPerMinute, updatedAt: t, active: 0, waiting: [] }
-      buckets.set(client, b)
-    }
-    refill(b, t)
-    if (counted && o.uploadsPerMinute > 0 && b.tokens < 1)
+    if (counted && rate && (await rate.take(key)) > 0)
       throw refuse('per_minute', 'uploads per minute')
-    const full = o.concurrentUploads > 0 && b.active >= o.concurrentUploads
-    if (full && b.waiting.length >= o.uploadQueue)
+    if (!slots || (await slots.take(key)) === 0) return releaser(key)
+    if ((queues.get(key)?.length ?? 0) >= o.uploadQueue) {
+      if (counted) void rate?.give(key)
       throw refuse('queue_full', 'concurrent uploads, and the upload queue is full')
-    if (counted) b.tokens -= 1
-    if (full) await wait(b, clientGone, counted)
-    else b.active++
-    return releaser(b)
+    }
+    await wait(key, clientGone, counted)
+    return releaser(key)
   }
 
   return {
@@ -193,12 +197,16 @@ export function createUploadGate(
  * The server's one gate: every way of uploading (multipart, resumable, direct) counts against
  * the same per-client rate and in-flight limits.
  */
-export function serverUploadGate(config: ServerConfig, metrics: Metrics): UploadGate {
+export function serverUploadGate(
+  config: ServerConfig,
+  metrics: Metrics,
+  limiters?: Limiters,
+): UploadGate {
   // The temp spool, and with local storage the root (the volumes readyz checks too).
   const volumes = [config.uploads.tempDir]
   if (config.storage.driver === 'local') volumes.push(config.storage.root)
   return createUploadGate(
     { ...config.limits, volumes },
-    { events: { queued: metrics.uploadQueued, limited: metrics.uploadLimited } },
+    { limiters, events: { queued: metrics.uploadQueued, limited: metrics.uploadLimited } },
   )
 }

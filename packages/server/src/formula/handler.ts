@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { createSvgRasteriser } from '../images/svg-raster.js'
+import type { Limiters } from '../limits/limiter.js'
 import { CODES, UeError, type UeErrorCode } from '../shared/errors.js'
 import { type Locale, messageFor } from '../shared/messages.js'
 import { errorResponse } from '../shared/respond.js'
@@ -32,6 +33,8 @@ export interface FormulaOptions {
   pngQueuePerClient: number
   /** Renders (formulas not in the cache) one client may start per minute. 0: no limit. */
   rendersPerMinute: number
+  /** Where the per-client render counts are kept (on every node together on PostgreSQL). */
+  limiters: Limiters
   /**
    * The client a request comes from (its address, per /64 for IPv6), for the per-client rate
    * and turns; undefined when it is not known, which skips the rate.
@@ -98,7 +101,7 @@ export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
     maxPixels: o.pngMaxPixels,
     timeoutMs: o.timeoutMs,
   })
-  const rate = createClientRate(o.rendersPerMinute)
+  const rate = createClientRate(o.limiters, o.rendersPerMinute)
   const inflight = new Map<string, Promise<Answer>>()
   // The few error pictures, drawn once each: a flood of refusals draws nothing.
   const refusalPngs = new Map<UeErrorCode, Promise<Buffer | null>>()
@@ -123,7 +126,7 @@ export function createFormulaHandler(o: FormulaOptions): FormulaHandler {
     if (!pending) {
       // A PNG that could not wait its turn is refused before MathJax works on it.
       if (type === 'png' && !raster.hasRoom(client ?? '')) return refusal(type, 'UE_FORMULA_BUSY')
-      if (client && !rate.take(client)) return refusal(type, 'UE_FORMULA_RATE_LIMITED')
+      if (client && !(await rate.take(client))) return refusal(type, 'UE_FORMULA_RATE_LIMITED')
       pending = (type === 'svg' ? renderSvg(tex) : renderPng(tex, client ?? '')).finally(() =>
         inflight.delete(key),
       )

@@ -79,9 +79,13 @@ export function fileDayCountsContract(name: string, open: () => Promise<StoreWit
         for (const op of ['insert', 'delete', 'update'])
           await db.exec(`drop trigger files_day_counts_${op}`)
       await db.exec('drop table file_day_counts')
-      await db.exec(`delete from kysely_migration where name = '0011_file_day_counts'`)
+      // Nor the migrations after it (the migrator runs them in order).
+      await db.exec('drop table rate_limits')
+      await db.exec(
+        `delete from kysely_migration where name in ('0011_file_day_counts', '0012_rate_limits')`,
+      )
       const later = await db.store.files.add(entry({ createdAt: 5 * DAY }))
-      assert.deepEqual(await db.store.migrate(), ['0011_file_day_counts'])
+      assert.deepEqual(await db.store.migrate(), ['0011_file_day_counts', '0012_rate_limits'])
       assert.deepEqual(await storedCounts(db), expectedCounts([...files, later]))
       const page = await db.store.files.list({ categories: ['image'], start: 5, size: 2 })
       const images = [...files, later]

@@ -80,6 +80,7 @@ if ('unavailable' in lane) {
         '0009_event_outbox',
         '0010_uploads',
         '0011_file_day_counts',
+        '0012_rate_limits',
       ])
       const added = await first.files.add({
         key: '2025/01/02/kept.png' as never,

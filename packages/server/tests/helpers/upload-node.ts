@@ -6,6 +6,7 @@ import { failureThrottle } from '../../src/auth/throttle.js'
 import type { ServerConfig } from '../../src/config/load.js'
 import type { NewUpload } from '../../src/db/upload-ledger.js'
 import { buildActionTable } from '../../src/editor/action-table.js'
+import { createLimiters } from '../../src/limits/limiter.js'
 import { silentLogger } from '../../src/shared/log.js'
 import { createMetrics } from '../../src/shared/metrics.js'
 import { startUp } from '../../src/start-up.js'
@@ -35,7 +36,7 @@ export async function secondNode(t: TestContext, config: ServerConfig): Promise<
     auth: createAuthenticator({
       settings: config.auth,
       mode: resolveAuthMode(config.auth, false),
-      throttle: failureThrottle(config.auth.failuresPerMinute),
+      throttle: failureThrottle(createLimiters(null), config.auth.failuresPerMinute),
       log: silentLogger,
     }),
     unfinished: createUnfinishedUploads(),

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { generateKeyPair, SignJWT } from 'jose'
 import { failureThrottle, REPEATS } from '../../src/auth/throttle.js'
+import { createLimiters, MAX_KEYS } from '../../src/limits/limiter.js'
 import { ALICE, AUDIENCE, BOB, bearer, startJwks, TOKENS } from '../helpers/auth.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, type TestContext, test } from '../helpers/test.js'
@@ -166,40 +167,41 @@ describe('a flood of bad credentials from one address', () => {
 })
 
 describe('the failure throttle’s own state', () => {
-  test('stays bounded under a flood of addresses and credentials, and a repeated credential is refused after REPEATS failures', () => {
-    let now = 0
-    const throttle = failureThrottle(30, () => now)
+  test('stays bounded under a flood of addresses and credentials, and a repeated credential is refused after REPEATS failures', async (t) => {
+    t.mock.timers.enable({ apis: ['Date', 'setTimeout'] })
+    const throttle = failureThrottle(createLimiters(null), 30)
     for (let i = 0; i < 50_000; i++) {
       const address = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
-      throttle.fail(address, `token-${i}`)
-      throttle.fail('192.0.2.1', `token-${i}`)
+      await throttle.fail(address, `token-${i}`)
+      await throttle.fail('192.0.2.1', `token-${i}`)
     }
     const tracked = throttle.tracked()
-    assert.ok(tracked.addresses <= 10_000, JSON.stringify(tracked))
-    assert.ok(tracked.credentials <= 20_000, JSON.stringify(tracked))
+    assert.ok(tracked.addresses <= MAX_KEYS, JSON.stringify(tracked))
+    assert.ok(tracked.credentials <= MAX_KEYS, JSON.stringify(tracked))
 
-    const fresh = failureThrottle(30, () => now)
+    const fresh = failureThrottle(createLimiters(null), 30)
     for (let i = 0; i < REPEATS; i++) {
-      assert.equal(fresh.spent('192.0.2.7', 'stale'), false)
-      fresh.fail('192.0.2.7', 'stale')
+      assert.equal(await fresh.spent('192.0.2.7', 'stale'), false)
+      await fresh.fail('192.0.2.7', 'stale')
     }
-    assert.equal(fresh.spent('192.0.2.7', 'stale'), true)
+    assert.equal(await fresh.spent('192.0.2.7', 'stale'), true)
     // The same credential from another address, and another credential, are still checked.
-    assert.equal(fresh.spent('192.0.2.8', 'stale'), false)
-    assert.equal(fresh.spent('192.0.2.7', 'other'), false)
+    assert.equal(await fresh.spent('192.0.2.8', 'stale'), false)
+    assert.equal(await fresh.spent('192.0.2.7', 'other'), false)
     // IPv6 clients share one key per /64.
-    for (let i = 0; i < REPEATS; i++) fresh.fail('2001:db8::1', 'v6')
-    assert.equal(fresh.spent('2001:db8::ffff', 'v6'), true)
-    // Refilled over the minute: checked again.
-    now += 60_000
-    assert.equal(fresh.spent('192.0.2.7', 'stale'), false)
+    for (let i = 0; i < REPEATS; i++) await fresh.fail('2001:db8::1', 'v6')
+    assert.equal(await fresh.spent('2001:db8::ffff', 'v6'), true)
+    // Over after the minute: checked again.
+    t.mock.timers.tick(60_001)
+    assert.equal(await fresh.spent('192.0.2.7', 'stale'), false)
   })
 
-  test('an address past its failures is told so on each new failure, and is never blocked as such', () => {
-    const throttle = failureThrottle(5, () => 0)
-    const verdicts = Array.from({ length: 8 }, (_, i) => throttle.fail('198.51.100.1', `t${i}`))
+  test('an address past its failures is told so on each new failure, and is never blocked as such', async () => {
+    const throttle = failureThrottle(createLimiters(null), 5)
+    const verdicts: boolean[] = []
+    for (let i = 0; i < 8; i++) verdicts.push(await throttle.fail('198.51.100.1', `t${i}`))
     assert.deepEqual(verdicts, [false, false, false, false, false, true, true, true])
     // Nothing here refuses a credential that has not failed: the caller checks it first.
-    assert.equal(throttle.spent('198.51.100.1', 'a-valid-token'), false)
+    assert.equal(await throttle.spent('198.51.100.1', 'a-valid-token'), false)
   })
 })
