@@ -172,3 +172,17 @@ test('the checker refuses an unknown package, a package outside its owners and a
     'http/x.ts imports package fastify, which no room owns',
   ])
 })
+
+test('every test file of both packages takes test() from its helpers, which give each test a deadline', () => {
+  const packages = fileURLToPath(new URL('../../../', import.meta.url))
+  const offenders = ['server', 'loaders'].flatMap((pkg) => {
+    const root = join(packages, pkg, 'tests')
+    return readdirSync(root, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.test.ts'))
+      .filter((f) =>
+        /import \{[^}]*\btest\b[^}]*\} from 'node:test'/.test(readFileSync(join(root, f), 'utf8')),
+      )
+      .map((f) => `${pkg}/tests/${f}`)
+  })
+  assert.deepEqual(offenders, [], 'import { test } from the helpers/test.js of the package')
+})

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { after, describe, test } from 'node:test'
 import pg from 'pg'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { createLimiters } from '../../src/limits/limiter.js'
@@ -10,6 +9,7 @@ import { firstJsonBody, postBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
 import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { after, describe, test } from '../helpers/test.js'
 
 async function imageUpload(srv: TestServer): Promise<{ state?: string; code?: string }> {
   const { body, contentType } = multipartBody([{ name: 'upfile', filename: 'a.png', value: png() }])
