@@ -7,7 +7,7 @@ import { urlOf } from '../shared/request-url.js'
 import { errorResponse, jsonResponse } from '../shared/respond.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import type { Authorize, Scope } from './auth.js'
-import { readJsonBody } from './json-body.js'
+import { readJsonBody } from '../shared/json-body.js'
 import {
   CategoryPatchSchema,
   CategoryWriteSchema,

@@ -1,6 +1,6 @@
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import type { MetadataStore } from '../db/types.js'
-import { parseJsonSafely } from '../materials/json-body.js'
+import { parseJsonSafely } from '../shared/json-body.js'
 import { exportMaterials, importMaterials, type TransferCounts } from '../materials/transfer.js'
 import { isUeError } from '../shared/errors.js'
 import { withStore } from './with-store.js'

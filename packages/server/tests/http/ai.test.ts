@@ -179,14 +179,14 @@ describe('the AI action', () => {
     assert.equal(upstream.requests[0]?.body.model, 'other-model')
   })
 
-  test('a prompt past the size cap is refused before any upstream call', async (t) => {
+  test('a prompt past the size cap is refused before any upstream call, and a body past the body cap as for every JSON route', async (t) => {
     const { srv, upstream } = await setup(t, { maxPromptChars: 100 })
     const res = await ask(srv, { systemPrompt: 'x', prompt: 'y'.repeat(200) })
     const [event] = events(await res.text()) as { code: string }[]
     assert.equal(event?.code, 'UE_AI_PROMPT_TOO_LARGE')
     const huge = await ask(srv, { systemPrompt: 'x', prompt: 'y'.repeat(1_000_000) })
     const [hugeEvent] = events(await huge.text()) as { code: string }[]
-    assert.equal(hugeEvent?.code, 'UE_AI_PROMPT_TOO_LARGE')
+    assert.equal(hugeEvent?.code, 'UE_BODY_TOO_LARGE')
     assert.equal(upstream.requests.length, 0)
   })
 
