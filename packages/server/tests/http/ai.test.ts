@@ -179,7 +179,7 @@ describe('the AI action', () => {
     assert.equal(upstream.requests[0]?.body.model, 'other-model')
   })
 
-  test('a prompt past the size cap is refused before any upstream call, and a body past the body cap as for every JSON route', async (t) => {
+  test('a prompt past the size cap is refused before any upstream call', async (t) => {
     const { srv, upstream } = await setup(t, { maxPromptChars: 100 })
     const res = await ask(srv, { systemPrompt: 'x', prompt: 'y'.repeat(200) })
     const [event] = events(await res.text()) as { code: string }[]
