@@ -73,6 +73,7 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   jose: ['auth/jwt.ts'],
   '@ueditor-backend/loaders': ['http/assets.ts'],
   '@tus/server': ['uploads/tus/'],
+  '@tus/utils': ['uploads/tus/'],
   '@tus/file-store': ['uploads/tus/'],
   '@tus/s3-store': ['uploads/tus/'],
 }

@@ -2,8 +2,9 @@ import type { AiUsageStore } from '../db/ai-usage.js'
 import { limitKey } from '../limits/client-key.js'
 import type { Limiters } from '../limits/limiter.js'
 import { UeError, type UeErrorCode } from '../shared/errors.js'
+import { readJsonBody } from '../shared/json-body.js'
 import { requestLogger } from '../shared/log.js'
-import { assertIdentityEncoding, type BodyTimeouts, readBodyBytes } from '../shared/request-body.js'
+import type { BodyTimeouts } from '../shared/request-body.js'
 import type { Logger } from '../shared/types.js'
 import {
   type AiLimitOptions,
@@ -83,7 +84,9 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
     const doneReading = limits.reading(key)
     let ask: AiAsk
     try {
-      ask = parseAsk(await readJson(request, maxBodyBytes, o.bodyTimeouts))
+      ask = parseAsk(
+        await readJsonBody(request, { maxBytes: maxBodyBytes, timeouts: o.bodyTimeouts }),
+      )
     } finally {
       doneReading()
     }
@@ -339,26 +342,6 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
       )
       return new Response(body, { status: 200, headers: SSE_HEADERS })
     },
-  }
-}
-
-async function readJson(request: Request, maxBytes: number, timeouts: BodyTimeouts) {
-  assertIdentityEncoding(request)
-  const type = request.headers.get('content-type') ?? ''
-  if (!/^application\/json\s*(;|$)/i.test(type)) throw new UeError('UE_MEDIA_TYPE_UNSUPPORTED')
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN)
-  if (declared > maxBytes) throw new UeError('UE_AI_PROMPT_TOO_LARGE')
-  const bytes = await readBodyBytes(request, maxBytes, timeouts).catch((e: unknown) => {
-    if (e instanceof UeError && e.code === 'UE_BODY_TOO_LARGE')
-      throw new UeError('UE_AI_PROMPT_TOO_LARGE')
-    throw e
-  })
-  let text: string
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-    return JSON.parse(text) as unknown
-  } catch {
-    throw new UeError('UE_BODY_INVALID', { detail: 'not a UTF-8 JSON body' })
   }
 }
 

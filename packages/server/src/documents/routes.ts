@@ -1,7 +1,9 @@
 import type { Authenticator } from '../auth/authenticator.js'
 import { isCrossSite } from '../auth/cross-site.js'
 import { isUeError, UeError } from '../shared/errors.js'
-import { assertIdentityEncoding, type BodyTimeouts, readBodyBytes } from '../shared/request-body.js'
+import { readSmallBody } from '../shared/json-body.js'
+import { isJsonMediaType, isUtf8, parseMediaType } from '../shared/media-type.js'
+import { assertIdentityEncoding, type BodyTimeouts } from '../shared/request-body.js'
 import { urlOf } from '../shared/request-url.js'
 import { jsonResponse, SerialisedJson, safeJson } from '../shared/respond.js'
 import type { FetchHandler } from '../shared/types.js'
@@ -111,8 +113,9 @@ function savedJson(saved: SavedArticle): SerialisedJson {
 }
 
 /**
- * `text/html` or JSON `{"html": "…"}` (UTF-8 either way), under the byte cap. The bytes are
- * decoded and parsed by the cleaning worker, with the rest of the work on the article.
+ * `text/html` or JSON `{"html": "…"}` (UTF-8 either way), under the byte cap, with the codes of
+ * every JSON body (`shared/json-body.ts`). The bytes are decoded and parsed by the cleaning
+ * worker, with the rest of the work on the article.
  */
 async function articleOf(
   request: Request,
@@ -120,20 +123,9 @@ async function articleOf(
   timeouts: BodyTimeouts,
 ): Promise<ArticleBody> {
   assertIdentityEncoding(request)
-  const type = mediaType(request.headers.get('content-type'))
-  if (type === null) throw new UeError('UE_MEDIA_TYPE_UNSUPPORTED')
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN)
-  if (declared > maxBytes) throw new UeError('UE_BODY_TOO_LARGE')
-  return { bytes: await readBodyBytes(request, maxBytes, timeouts), json: type === 'json' }
-}
-
-/** `html` or `json` when the type is one of those in UTF-8 (or without a charset), else null. */
-function mediaType(header: string | null): 'html' | 'json' | null {
-  if (header === null) return null
-  const [essence = '', ...params] = header.split(';').map((p) => p.trim().toLowerCase())
-  const utf8 = params.every((p) => !p.startsWith('charset=') || /^charset="?utf-8"?$/.test(p))
-  if (!utf8) return null
-  if (essence === 'text/html') return 'html'
-  if (essence === 'application/json') return 'json'
-  return null
+  const type = parseMediaType(request.headers.get('content-type'))
+  const json = type !== null && isJsonMediaType(type)
+  if (type === null || !isUtf8(type) || (!json && type.essence !== 'text/html'))
+    throw new UeError('UE_MEDIA_TYPE_UNSUPPORTED')
+  return { bytes: await readSmallBody(request, maxBytes, timeouts), json }
 }

@@ -1,13 +1,13 @@
 import { MAX_ID } from '../db/material-repo.js'
 import { answerError, type ErrorPath } from '../shared/error-path.js'
 import { methodNotAllowed, UeError } from '../shared/errors.js'
+import { readJsonBody } from '../shared/json-body.js'
 import type { Metrics } from '../shared/metrics.js'
 import type { BodyTimeouts } from '../shared/request-body.js'
 import { urlOf } from '../shared/request-url.js'
 import { errorResponse, jsonResponse } from '../shared/respond.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import type { Authorize, Scope } from './auth.js'
-import { readJsonBody } from './json-body.js'
 import {
   CategoryPatchSchema,
   CategoryWriteSchema,

@@ -13,6 +13,7 @@ import { silentLogger } from '../shared/log.js'
 import type { Logger } from '../shared/types.js'
 import { storageDriver } from '../start-up.js'
 import { unfinishedUploadId } from '../uploads/unfinished-keys.js'
+import { readArgs } from './args.js'
 import { type Action, type Mismatch, reconcile } from './reconcile.js'
 import { withStore } from './with-store.js'
 
@@ -62,19 +63,10 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
   if (command === 'orphans') return runOrphans(rest, usage)
   if (command !== 'reconcile')
     return usage(command === undefined ? 'Missing command.' : `Unknown command "${command}".`)
-  let fix = false
-  let quiet = false
-  let graceMs = DEFAULT_GRACE_MS
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]
-    if (arg === '--fix') fix = true
-    else if (arg === '--quiet') quiet = true
-    else if (arg === '--grace') {
-      const parsed = durationAt(rest, ++i)
-      if (parsed === undefined) return usage(GRACE_NEEDED)
-      graceMs = parsed
-    } else return usage(`Unexpected argument "${arg}".`)
-  }
+  const parsed = optionsOf(rest)
+  if ('problem' in parsed) return usage(parsed.problem)
+  const { fix, quiet } = parsed
+  const graceMs = parsed.graceMs ?? DEFAULT_GRACE_MS
   return withStore(async (store, config) => {
     const storage = storageDriver(config.storage)
     // Held back under --quiet until it is known whether anything is left to fix; foreign
@@ -146,19 +138,9 @@ async function runOrphans(
   args: readonly string[],
   usage: (problem: string) => number,
 ): Promise<number> {
-  let fix = false
-  let quiet = false
-  let graceMs: number | undefined
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]
-    if (arg === '--fix') fix = true
-    else if (arg === '--quiet') quiet = true
-    else if (arg === '--grace') {
-      const parsed = durationAt(args, ++i)
-      if (parsed === undefined) return usage(GRACE_NEEDED)
-      graceMs = parsed
-    } else return usage(`Unexpected argument "${arg}".`)
-  }
+  const parsed = optionsOf(args)
+  if ('problem' in parsed) return usage(parsed.problem)
+  const { fix, quiet, graceMs } = parsed
   // Held back under --quiet until it is known whether any orphan is left.
   const lines: string[] = []
   const say = (text: string) => (quiet ? lines.push(text) : process.stdout.write(text))
@@ -214,10 +196,16 @@ const cliLog: Logger = {
 
 const GRACE_NEEDED = '--grace needs a duration such as 7d, 12h, 30m or 3600.'
 
-/** The duration `args[i]` gives (the value after `--grace`); undefined if missing or not one. */
-function durationAt(args: readonly string[], i: number): number | undefined {
-  const text = args[i]
-  return text === undefined ? undefined : parseDuration(text)
+/** `[--fix] [--grace <duration>] [--quiet]`, or the problem with them. */
+function optionsOf(
+  args: readonly string[],
+): { fix: boolean; quiet: boolean; graceMs: number | undefined } | { problem: string } {
+  const parsed = readArgs(args, { flags: ['fix', 'quiet'], values: { grace: GRACE_NEEDED } })
+  if ('problem' in parsed) return parsed
+  const grace = parsed.values.get('grace')
+  const graceMs = grace === undefined ? undefined : parseDuration(grace)
+  if (grace !== undefined && graceMs === undefined) return { problem: GRACE_NEEDED }
+  return { fix: parsed.flags.has('fix'), quiet: parsed.flags.has('quiet'), graceMs }
 }
 
 function graceText(ms: number): string {

@@ -1,4 +1,5 @@
 import { isUeError } from '../shared/errors.js'
+import { readArgs } from './args.js'
 import { withStore } from './with-store.js'
 
 /** The command line, for the binary's own usage text. */
@@ -20,11 +21,12 @@ export async function runIndexCommand(args: readonly string[]): Promise<number> 
     process.stderr.write(`${problem}\n\n${INDEX_USAGE}\n`)
     return 2
   }
-  const [command, file, ...extra] = args
+  const [command, file] = args
   if (command !== 'backup')
     return usage(command === undefined ? 'Missing command.' : `Unknown command "${command}".`)
   if (file === undefined || file.startsWith('-')) return usage('index backup needs a file.')
-  if (extra.length > 0) return usage(`Unexpected argument "${extra[0]}".`)
+  const parsed = readArgs(args.slice(1), { positionals: 1 })
+  if ('problem' in parsed) return usage(parsed.problem)
   return withStore(
     async (store) => {
       if (store.dialect === 'postgres') {

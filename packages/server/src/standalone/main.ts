@@ -3,6 +3,7 @@ import { userInfo } from 'node:os'
 import { dirname } from 'node:path'
 import { loadConfig } from '../config/load.js'
 import { isUeError } from '../shared/errors.js'
+import { takeEnvFile } from './args.js'
 import { bannerText } from './banner.js'
 import { runDoctor } from './doctor.js'
 import { applyEnvFile, EnvFileError } from './env-file.js'
@@ -92,26 +93,6 @@ async function main(args: string[]): Promise<number> {
  */
 function quietSdkNotice(env: NodeJS.ProcessEnv): void {
   env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'
-}
-
-/**
- * `--env-file <file>` or `--env-file=<file>`, wherever it stands: the file and the argument
- * positions it took, nothing when absent, or the problem with it.
- */
-function takeEnvFile(
-  args: readonly string[],
-): { file: string; positions: Set<number> } | { problem: string } | undefined {
-  let found: { file: string; positions: Set<number> } | undefined
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string
-    if (arg !== '--env-file' && !arg.startsWith('--env-file=')) continue
-    if (found) return { problem: '--env-file is given twice.' }
-    const inline = arg.startsWith('--env-file=')
-    const file = inline ? arg.slice('--env-file='.length) : args[i + 1]
-    if (!file || file.startsWith('-')) return { problem: '--env-file needs a file.' }
-    found = { file, positions: new Set(inline ? [i] : [i, i + 1]) }
-  }
-  return found
 }
 
 main(process.argv.slice(2)).then(

@@ -1,8 +1,9 @@
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import type { MetadataStore } from '../db/types.js'
-import { parseJsonSafely } from '../materials/json-body.js'
 import { exportMaterials, importMaterials, type TransferCounts } from '../materials/transfer.js'
 import { isUeError } from '../shared/errors.js'
+import { parseJsonSafely } from '../shared/json-body.js'
+import { readArgs } from './args.js'
 import { withStore } from './with-store.js'
 
 /** The command lines, for the binary's own usage text. */
@@ -21,13 +22,18 @@ Without --create-index neither creates an index that does not exist.`
 
 /** `ueditor-server materials …`; returns the exit code. */
 export async function runMaterialsCommand(args: readonly string[]): Promise<number> {
-  const create = args[0] === 'import' && args.includes('--create-index')
-  const [command, file, ...extra] = args.filter((a) => !create || a !== '--create-index')
   const usage = (problem: string) => {
     process.stderr.write(`${problem}\n\n${MATERIALS_USAGE}\n`)
     return 2
   }
-  if (extra.length > 0) return usage(`Unexpected argument "${extra[0]}".`)
+  const [command, ...rest] = args
+  const parsed = readArgs(rest, {
+    flags: command === 'import' ? ['create-index'] : [],
+    positionals: 1,
+  })
+  if ('problem' in parsed) return usage(parsed.problem)
+  const create = parsed.flags.has('create-index')
+  const [file] = parsed.positionals
   if (command === 'import') {
     if (file === undefined) return usage('materials import needs a file.')
     let text: string

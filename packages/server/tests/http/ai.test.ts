@@ -186,7 +186,7 @@ describe('the AI action', () => {
     assert.equal(event?.code, 'UE_AI_PROMPT_TOO_LARGE')
     const huge = await ask(srv, { systemPrompt: 'x', prompt: 'y'.repeat(1_000_000) })
     const [hugeEvent] = events(await huge.text()) as { code: string }[]
-    assert.equal(hugeEvent?.code, 'UE_AI_PROMPT_TOO_LARGE')
+    assert.equal(hugeEvent?.code, 'UE_BODY_TOO_LARGE')
     assert.equal(upstream.requests.length, 0)
   })
 

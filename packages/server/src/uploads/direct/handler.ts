@@ -7,7 +7,8 @@ import type { Actor } from '../../editor/deps.js'
 import { type UploadGate, uploadClientKey } from '../../editor/limits.js'
 import { claimedExtension } from '../../ingest/display-name.js'
 import { UeError } from '../../shared/errors.js'
-import { readBodyBytes } from '../../shared/request-body.js'
+import { readJsonObject } from '../../shared/json-body.js'
+import { isPlainObject } from '../../shared/plain-object.js'
 import { requestInfo } from '../../shared/request-info.js'
 import { urlOf } from '../../shared/request-url.js'
 import { jsonResponse } from '../../shared/respond.js'
@@ -181,7 +182,7 @@ function declaredFromQuery(url: URL): Declared {
 
 async function declaredFromBody(request: Request, config: ServerConfig): Promise<Declared> {
   const body = await readJson(request, config)
-  const metadata = isRecord(body.metadata) ? body.metadata : {}
+  const metadata = isPlainObject(body.metadata) ? body.metadata : {}
   return declared(body.filename, metadata)
 }
 
@@ -264,8 +265,8 @@ async function partsOf(request: Request, config: ServerConfig) {
   if (!Array.isArray(parts) || parts.length === 0 || parts.length > 10_000)
     throw new UeError('UE_VALIDATION_FAILED', { detail: 'parts' })
   return parts.map((p: unknown) => {
-    const n = isRecord(p) ? p.PartNumber : undefined
-    const etag = isRecord(p) ? p.ETag : undefined
+    const n = isPlainObject(p) ? p.PartNumber : undefined
+    const etag = isPlainObject(p) ? p.ETag : undefined
     if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > 10_000)
       throw new UeError('UE_VALIDATION_FAILED', { detail: 'parts[].PartNumber' })
     if (typeof etag !== 'string' || etag.length === 0 || etag.length > 256)
@@ -274,19 +275,7 @@ async function partsOf(request: Request, config: ServerConfig) {
   })
 }
 
-/** A small JSON body (Uppy's create and complete calls), UTF-8, under a byte cap. */
-async function readJson(request: Request, config: ServerConfig): Promise<Record<string, unknown>> {
-  const bytes = await readBodyBytes(request, MAX_JSON_BYTES, config.http)
-  let value: unknown
-  try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
-  } catch {
-    throw new UeError('UE_BODY_INVALID', { detail: 'not valid JSON' })
-  }
-  if (!isRecord(value)) throw new UeError('UE_VALIDATION_FAILED', { detail: 'a JSON object' })
-  return value
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
+/** A small JSON object (Uppy's create and complete calls), under a byte cap. */
+function readJson(request: Request, config: ServerConfig): Promise<Record<string, unknown>> {
+  return readJsonObject(request, { maxBytes: MAX_JSON_BYTES, timeouts: config.http })
 }
