@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
 import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { ALICE, TOKENS } from '../helpers/auth.js'
 import { ADMIN_TOKEN } from '../helpers/materials.js'
 import { type RunningS3rver, startS3rver } from '../helpers/s3rver.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { after, before, describe, test } from '../helpers/test.js'
 
 let s3: RunningS3rver
 before(async () => {
