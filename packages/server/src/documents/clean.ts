@@ -1,5 +1,7 @@
 import type { ServerConfig } from '../config/load.js'
 import { UeError } from '../shared/errors.js'
+import { jsonOfBytes } from '../shared/json-body.js'
+import { isPlainObject } from '../shared/plain-object.js'
 import { safeJson } from '../shared/respond.js'
 import type { StorageKey } from '../shared/types.js'
 import { articleUrls } from './article-urls.js'
@@ -166,23 +168,18 @@ export function withStoredEmbeds(
   return parts.join('')
 }
 
-/** The HTML of a body. */
+/** The HTML of a body: the raw text, or the `html` of a JSON body, read by the JSON routes' rules. */
 function articleText(body: ArticleBody): string {
-  let text: string
+  if (body.json) {
+    const value = jsonOfBytes(body.bytes)
+    const html = isPlainObject(value) ? value.html : undefined
+    if (typeof html !== 'string')
+      throw new UeError('UE_VALIDATION_FAILED', { detail: 'the body must be {"html": "<string>"}' })
+    return html
+  }
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(body.bytes)
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(body.bytes)
   } catch {
     throw new UeError('UE_BODY_INVALID', { detail: 'the body is not UTF-8' })
   }
-  if (!body.json) return text
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch {
-    throw new UeError('UE_BODY_INVALID', { detail: 'not valid JSON' })
-  }
-  const html = (value as { html?: unknown } | null)?.html
-  if (typeof value !== 'object' || Array.isArray(value) || typeof html !== 'string')
-    throw new UeError('UE_VALIDATION_FAILED', { detail: 'the body must be {"html": "<string>"}' })
-  return html
 }
