@@ -433,7 +433,11 @@ test('the key the server adds for direct uploads (uploadDirectUrl) is not report
 test('doctor next to the running server finds the port held by it and passes; a foreign server on the port still fails', async (t) => {
   const srv = await startTestServer(t)
   const port = new URL(srv.url).port
-  const beside = await runCli(['doctor'], { UEDITOR_DATA_DIR: srv.dataDir, PORT: port })
+  const beside = await runCli(['doctor'], {
+    UEDITOR_DATA_DIR: srv.dataDir,
+    PORT: port,
+    UEDITOR_AUTH: 'none',
+  })
   assert.equal(beside.code, 0, beside.stdout)
   assert.ok(
     beside.stdout.includes(
@@ -452,7 +456,11 @@ test('doctor next to the running server finds the port held by it and passes; a 
   await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve))
   t.after(() => new Promise<void>((resolve) => foreign.close(() => resolve())))
   const other = String((foreign.address() as { port: number }).port)
-  const taken = await runCli(['doctor'], { UEDITOR_DATA_DIR: srv.dataDir, PORT: other })
+  const taken = await runCli(['doctor'], {
+    UEDITOR_DATA_DIR: srv.dataDir,
+    PORT: other,
+    UEDITOR_AUTH: 'none',
+  })
   assert.equal(taken.code, 1, taken.stdout)
   assert.ok(
     taken.stdout.includes(
@@ -464,7 +472,11 @@ test('doctor next to the running server finds the port held by it and passes; a 
 
 test('doctor says it cannot see whether the proxy forwards the client address and how to check, and warns about a trusted proxy a loopback bind never hears from', async (t) => {
   const dir = await tempDir(t, 'ueditor-doctor-')
-  const env = { UEDITOR_DATA_DIR: join(dir, 'data'), PORT: String(await freePort()) }
+  const env = {
+    UEDITOR_DATA_DIR: join(dir, 'data'),
+    PORT: String(await freePort()),
+    UEDITOR_AUTH: 'none',
+  }
   const loopback = await runCli(['doctor'], { ...env, UEDITOR_TRUST_PROXY: 'loopback' }, dir)
   assert.equal(loopback.code, 0, loopback.stdout)
   const proxyLines = lines(loopback.stdout).filter((l) => /^info {2}proxy:|^ {6}check:/.test(l))
