@@ -1,4 +1,4 @@
-import { openAiModelClient } from './ai/model-client.js'
+import type { ModelClient } from './ai/model-client.js'
 import { type AiRelay, createAiRelay } from './ai/relay.js'
 import { type AuthSetup, createAuthenticator } from './auth/authenticator.js'
 import { type ResolvedMode, resolveAuthMode } from './auth/mode.js'
@@ -11,11 +11,8 @@ import type { ServerConfigInput } from './config/schema.js'
 import type { AiUsageStore } from './db/ai-usage.js'
 import type { MetadataStore } from './db/types.js'
 import { UPLOAD_CATEGORIES } from './db/upload-ledger.js'
-import { fileUrls } from './documents/file-urls.js'
-import { createDocumentsHandler } from './documents/routes.js'
-import { createArticleSanitizer } from './documents/sanitize.js'
-import { createDocumentService, type DocumentHooks } from './documents/service.js'
-import { type OrphanSweep, startOrphanSweep } from './documents/sweep.js'
+import type { DocumentHooks } from './documents/service.js'
+import type { OrphanSweep } from './documents/sweep.js'
 import { buildActionTable } from './editor/action-table.js'
 import type { EditorDeps } from './editor/deps.js'
 import { createEditorHandler } from './editor/dispatch.js'
@@ -42,9 +39,11 @@ import {
 } from './routes.js'
 import { shuttingDown, UeError } from './shared/errors.js'
 import { freeBytes } from './shared/free-space.js'
+import { lazyHandler } from './shared/lazy-handler.js'
 import { createLogger, silentLogger } from './shared/log.js'
 import { messageFor } from './shared/messages.js'
 import { createMetrics, type MetricsRegistry } from './shared/metrics.js'
+import { checkPackages } from './shared/optional-deps.js'
 import { urlOf } from './shared/request-url.js'
 import { jsonResponse } from './shared/respond.js'
 import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
@@ -56,7 +55,7 @@ import { createDirectLedger, directUnfinished } from './uploads/direct/ledger.js
 import { type UploadDeps, uploadRuleFor } from './uploads/finish.js'
 import { uploadResultAction } from './uploads/result-action.js'
 import { startUploadSweep } from './uploads/sweep.js'
-import { createTusRoute, TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/route.js'
+import { TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/headers.js'
 import { tusPlace } from './uploads/tus/stores.js'
 import { createUnfinishedUploads, type UnfinishedUploads } from './uploads/unfinished.js'
 
@@ -136,6 +135,8 @@ export interface UeditorServer {
 /** The composition root: config → start-up (store, storage, pools) → services → route list. */
 export async function createUeditorServer(options: UeditorOptions = {}): Promise<UeditorServer> {
   const config = loadConfig(loadOptionsOf(options))
+  // Before anything is opened: every optional package the settings need, named at once.
+  checkPackages(config)
   if (options.on) checkHandlers(options.on)
   const log =
     options.logger ??
@@ -153,7 +154,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   })
   try {
     let stopping = false
-    const s = services(config, opened, {
+    const s = await services(config, opened, {
       log,
       metrics,
       authorize: options.authorize,
@@ -174,7 +175,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     const materials = { ...routeNamed(routes, 'materials'), handler: s.materials.handler() }
     const fetch = entry(table.fetch)
     const { formula } = opened
-    const sweep = orphanSweep(config, opened, log)
+    const sweep = await orphanSweep(config, opened, log)
     return {
       config,
       auth: s.auth.mode,
@@ -222,13 +223,20 @@ interface Services {
   stopSweep(): Promise<void>
 }
 
-function services(
+/**
+ * The services over what start-up opened. A feature's modules load here only when the config
+ * turns it on (the AI client, the documents API); resumable uploads load theirs with the first
+ * upload.
+ */
+async function services(
   config: ServerConfig,
   opened: Opened,
   o: { log: Logger; metrics: MetricsRegistry; authorize?: AuthorizeHook; stopping(): boolean },
-): Services {
+): Promise<Services> {
   const { store, storage } = opened
   const { log, metrics } = o
+  const aiModel = await aiClient(config)
+  const place = config.tus.enabled ? await tusPlace(config, storage, log) : undefined
   // Each way of resumable or direct uploading registers what it keeps of unfinished uploads.
   const unfinished = createUnfinishedUploads()
   const auth: AuthSetup = {
@@ -255,21 +263,24 @@ function services(
     auth: createAuthenticator(auth),
     // One gate: multipart, resumable and direct uploads count against the same limits.
     gate: serverUploadGate(config, metrics),
-    ai: aiRelay(config, log, store.aiUsage),
+    ai: aiModel && aiRelay(config, aiModel, log, store.aiUsage),
     uploadResult: uploadResultAction(unfinished),
     closing: o.stopping,
   }
   const editor = createEditorHandler(editorDeps)
   let tus: FetchHandler | undefined
-  if (config.tus.enabled) {
-    const place = tusPlace(config, storage, log)
+  if (place) {
     unfinished.register('tus', place)
-    tus = createTusRoute({
-      deps: { ...editorDeps, unfinished },
-      place,
-      gate: editorDeps.gate as NonNullable<EditorDeps['gate']>,
-      path: config.routes.tus,
-    }).handler
+    // @tus/server loads with the first resumable upload.
+    tus = lazyHandler(async () => {
+      const { createTusRoute } = await import('./uploads/tus/route.js')
+      return createTusRoute({
+        deps: { ...editorDeps, unfinished },
+        place,
+        gate: editorDeps.gate as NonNullable<EditorDeps['gate']>,
+        path: config.routes.tus,
+      }).handler
+    })
   }
   const sweep = startUploadSweep(
     { uploads: store.uploads, unfinished, log },
@@ -280,7 +291,12 @@ function services(
     : undefined
   const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
   const documents = config.documents.enabled
-    ? documentsHandler(config, opened, auth, documentEventHooks(opened.events, config.publicUrl))
+    ? await documentsHandler(
+        config,
+        opened,
+        auth,
+        documentEventHooks(opened.events, config.publicUrl),
+      )
     : null
   const ready = createReadiness(readinessChecks(config, store, storage))
   const health: FetchHandler = async (request) => {
@@ -305,12 +321,24 @@ function services(
   }
 }
 
-function documentsHandler(
+/** The documents API; its modules (and the article sanitiser) load only when it is on. */
+async function documentsHandler(
   config: ServerConfig,
   opened: Opened,
   auth: AuthSetup,
   hooks?: DocumentHooks,
-): FetchHandler {
+): Promise<FetchHandler> {
+  const [
+    { fileUrls },
+    { createDocumentsHandler },
+    { createArticleSanitizer },
+    { createDocumentService },
+  ] = await Promise.all([
+    import('./documents/file-urls.js'),
+    import('./documents/routes.js'),
+    import('./documents/sanitize.js'),
+    import('./documents/service.js'),
+  ])
   const urls = fileUrls(config)
   const sanitize = createArticleSanitizer({
     iframeHosts: config.documents.iframeHosts,
@@ -327,9 +355,14 @@ function documentsHandler(
 }
 
 /** The periodic orphan removal, when `documents.sweepInterval` is set. */
-function orphanSweep(config: ServerConfig, opened: Opened, log: Logger): OrphanSweep | undefined {
+async function orphanSweep(
+  config: ServerConfig,
+  opened: Opened,
+  log: Logger,
+): Promise<OrphanSweep | undefined> {
   const { enabled, sweepInterval, orphanGrace } = config.documents
   if (!enabled || sweepInterval === undefined) return undefined
+  const { startOrphanSweep } = await import('./documents/sweep.js')
   return startOrphanSweep(
     { documents: opened.store.documents, storage: opened.storage, log },
     {
@@ -492,18 +525,26 @@ function readinessChecks(
 
 const READINESS_KEY = 'readyz-probe' as StorageKey
 
-function aiRelay(config: ServerConfig, log: Logger, usage: AiUsageStore): AiRelay | undefined {
+/** The upstream client of the AI relay when it is configured; its package loads only then. */
+async function aiClient(config: ServerConfig): Promise<ModelClient | undefined> {
+  const { baseUrl, apiKey, model, timeoutMs, maxTokensParam } = config.ai
+  if (!baseUrl || !apiKey || !model) return undefined
+  const { openAiModelClient } = await import('./ai/model-client.js')
+  return openAiModelClient({ baseUrl, apiKey, timeoutMs, maxTokensParam })
+}
+
+function aiRelay(
+  config: ServerConfig,
+  client: ModelClient,
+  log: Logger,
+  usage: AiUsageStore,
+): AiRelay | undefined {
   const { baseUrl, apiKey, model, models, timeoutMs, idleTimeoutMs, logPrompts } = config.ai
   if (!baseUrl || !apiKey || !model) return undefined
   // The origin only: a base URL may carry credentials in its user part.
   log.info({ upstream: new URL(baseUrl).origin, model, models }, 'AI relay on')
   return createAiRelay({
-    client: openAiModelClient({
-      baseUrl,
-      apiKey,
-      timeoutMs,
-      maxTokensParam: config.ai.maxTokensParam,
-    }),
+    client,
     model,
     models,
     maxPromptChars: config.ai.maxPromptChars,

@@ -11,8 +11,7 @@ import { openMetadataStore } from './db/open.js'
 import type { MetadataStore } from './db/types.js'
 import { createEvents, type Events } from './events/publisher.js'
 import type { EventHandlers } from './events/types.js'
-import { startWebhookWorker } from './events/webhooks.js'
-import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
+import type { FormulaHandler } from './formula/handler.js'
 import { createStaticSite } from './http/static-site.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
 import { sharpProcessor } from './images/sharp.js'
@@ -99,7 +98,7 @@ export async function startUp(
       documents: metrics.countFailures('database', opened.documents),
       uploads: metrics.countFailures('database', opened.uploads),
     }
-    const events = openEvents(config, store, { log, metrics, on: o.on }, closers)
+    const events = await openEvents(config, store, { log, metrics, on: o.on }, closers)
 
     if (config.storage.driver === 'local') {
       const parts = await removeStalePartFiles(config.storage.root)
@@ -126,8 +125,10 @@ export async function startUp(
     })
     closers.push(() => remote.close())
     const { enabled: formulaOn, path: _path, ...formulaOptions } = config.formula
+    // The renderer's own modules load only when it is on; MathJax itself loads in its worker
+    // threads, with the first formula.
     const formula = formulaOn
-      ? createFormulaHandler({
+      ? (await import('./formula/handler.js')).createFormulaHandler({
           ...formulaOptions,
           locale: config.locale,
           log,
@@ -145,17 +146,20 @@ export async function startUp(
   }
 }
 
-/** The webhook worker (when a webhook is set) stops before the database it reads closes. */
-function openEvents(
+/**
+ * The webhook worker (when a webhook is set: it loads only then) stops before the database it
+ * reads closes.
+ */
+async function openEvents(
   config: ServerConfig,
   store: MetadataStore,
   o: { log: Logger; metrics: MetricsRegistry; on?: EventHandlers | undefined },
   closers: (() => Promise<void>)[],
-): Events {
+): Promise<Events> {
   const { url, secret, ...timing } = config.webhooks
   const worker =
     url !== undefined && secret !== undefined
-      ? startWebhookWorker({
+      ? (await import('./events/webhooks.js')).startWebhookWorker({
           outbox: store.outbox,
           settings: { url, secret, ...timing },
           log: o.log,

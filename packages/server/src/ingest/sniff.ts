@@ -1,5 +1,9 @@
-import { fileTypeFromBuffer } from 'file-type'
 import { UeError } from '../shared/errors.js'
+
+// file-type loads with the first file it checks, not at start.
+let fileType: Promise<typeof import('file-type')> | undefined
+const fileTypeFromBuffer = async (head: Uint8Array) =>
+  (await (fileType ??= import('file-type'))).fileTypeFromBuffer(head)
 
 export interface ContentType {
   /** Dotted, lower-case extension the file is stored under. */

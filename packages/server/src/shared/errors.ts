@@ -58,6 +58,7 @@ export const CODES = {
   UE_AI_TIMEOUT: { status: 504 },
   UE_PROXY_WITHOUT_AUTH: { status: 403 },
   UE_UPLOAD_PENDING: { status: 200 },
+  UE_DEPENDENCY_MISSING: { status: 500 },
 } as const satisfies Record<string, { status: number }>
 
 export type UeErrorCode = keyof typeof CODES

@@ -59,6 +59,7 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_AI_TIMEOUT: 'AI 服务响应超时，请稍后再试',
     UE_PROXY_WITHOUT_AUTH: '服务器未配置身份验证，不接受经代理转发的请求',
     UE_UPLOAD_PENDING: '文件仍在上传或处理中，请稍后再查询',
+    UE_DEPENDENCY_MISSING: '服务器缺少配置所需的组件',
   },
   en: {
     UE_ACTION_UNKNOWN: 'Unknown action',
@@ -117,6 +118,7 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_PROXY_WITHOUT_AUTH:
       'No authentication is configured on the server, so requests through a proxy are refused',
     UE_UPLOAD_PENDING: 'The upload is still arriving or being processed; ask again shortly',
+    UE_DEPENDENCY_MISSING: 'A package the server configuration needs is not installed',
   },
 }
 
