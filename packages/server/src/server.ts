@@ -1,5 +1,4 @@
-import type { ModelClient } from './ai/model-client.js'
-import { type AiRelay, createAiRelay } from './ai/relay.js'
+import type { AiRelay } from './ai/relay.js'
 import { type AuthSetup, createAuthenticator } from './auth/authenticator.js'
 import { type ResolvedMode, resolveAuthMode } from './auth/mode.js'
 import { failureThrottle } from './auth/throttle.js'
@@ -56,7 +55,8 @@ import { type UploadDeps, uploadRuleFor } from './uploads/finish.js'
 import { uploadResultAction } from './uploads/result-action.js'
 import { startUploadSweep } from './uploads/sweep.js'
 import { TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/headers.js'
-import { tusPlace } from './uploads/tus/stores.js'
+import { tusIdOfKey } from './uploads/tus/keys.js'
+import { type TusPlace, tusPlace } from './uploads/tus/stores.js'
 import { createUnfinishedUploads, type UnfinishedUploads } from './uploads/unfinished.js'
 
 export interface UeditorOptions {
@@ -235,8 +235,7 @@ async function services(
 ): Promise<Services> {
   const { store, storage } = opened
   const { log, metrics } = o
-  const aiModel = await aiClient(config)
-  const place = config.tus.enabled ? await tusPlace(config, storage, log) : undefined
+  const ai = await aiRelay(config, log, store.aiUsage)
   // Each way of resumable or direct uploading registers what it keeps of unfinished uploads.
   const unfinished = createUnfinishedUploads()
   const auth: AuthSetup = {
@@ -263,20 +262,31 @@ async function services(
     auth: createAuthenticator(auth),
     // One gate: multipart, resumable and direct uploads count against the same limits.
     gate: serverUploadGate(config, metrics),
-    ai: aiModel && aiRelay(config, aiModel, log, store.aiUsage),
+    ai,
     uploadResult: uploadResultAction(unfinished),
     closing: o.stopping,
   }
   const editor = createEditorHandler(editorDeps)
   let tus: FetchHandler | undefined
-  if (place) {
-    unfinished.register('tus', place)
-    // @tus/server loads with the first resumable upload.
+  if (config.tus.enabled) {
+    // The tus store and server (@tus/*) load with the first resumable upload, or the first
+    // sweep that has a tus upload to remove.
+    let made: Promise<TusPlace> | undefined
+    const place = () => {
+      made ??= tusPlace(config, storage, log)
+      return made
+    }
+    unfinished.register('tus', {
+      remove: async (row) => (await place()).remove(row),
+      ...(config.storage.driver === 's3'
+        ? { idOfKey: tusIdOfKey }
+        : { sweepOrphans: async () => (await place()).sweepOrphans?.() ?? 0 }),
+    })
     tus = lazyHandler(async () => {
       const { createTusRoute } = await import('./uploads/tus/route.js')
       return createTusRoute({
         deps: { ...editorDeps, unfinished },
-        place,
+        place: await place(),
         gate: editorDeps.gate as NonNullable<EditorDeps['gate']>,
         path: config.routes.tus,
       }).handler
@@ -525,22 +535,24 @@ function readinessChecks(
 
 const READINESS_KEY = 'readyz-probe' as StorageKey
 
-/** The upstream client of the AI relay when it is configured; its package loads only then. */
-async function aiClient(config: ServerConfig): Promise<ModelClient | undefined> {
-  const { baseUrl, apiKey, model, timeoutMs, maxTokensParam } = config.ai
-  if (!baseUrl || !apiKey || !model) return undefined
-  const { openAiModelClient } = await import('./ai/model-client.js')
-  return openAiModelClient({ baseUrl, apiKey, timeoutMs, maxTokensParam })
-}
-
-function aiRelay(
+/** The AI relay when it is configured: its modules and the `openai` package load only then. */
+async function aiRelay(
   config: ServerConfig,
-  client: ModelClient,
   log: Logger,
   usage: AiUsageStore,
-): AiRelay | undefined {
+): Promise<AiRelay | undefined> {
   const { baseUrl, apiKey, model, models, timeoutMs, idleTimeoutMs, logPrompts } = config.ai
   if (!baseUrl || !apiKey || !model) return undefined
+  const [{ openAiModelClient }, { createAiRelay }] = await Promise.all([
+    import('./ai/model-client.js'),
+    import('./ai/relay.js'),
+  ])
+  const client = await openAiModelClient({
+    baseUrl,
+    apiKey,
+    timeoutMs,
+    maxTokensParam: config.ai.maxTokensParam,
+  })
   // The origin only: a base URL may carry credentials in its user part.
   log.info({ upstream: new URL(baseUrl).origin, model, models }, 'AI relay on')
   return createAiRelay({

@@ -10,6 +10,7 @@ import { unknownEditorKeys } from '../config/editor-keys.js'
 import { loadConfig, type ServerConfig, unknownVariables } from '../config/load.js'
 import { openMetadataStore, resolveSqliteEngine } from '../db/open.js'
 import { isUeError } from '../shared/errors.js'
+import { missingPackages } from '../shared/optional-deps.js'
 import type { StorageKey } from '../shared/types.js'
 import { storageDriver } from '../start-up.js'
 import { authSummary, isPublicBind } from './banner.js'
@@ -84,6 +85,7 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
       fix: `unset ${unknown.name} if it is not meant for this server`,
     })
   findings.push(checkAuth(config))
+  const missing = checkPackages(config, findings)
   const crossOrigin = crossOriginProblem(config)
   if (crossOrigin)
     findings.push({
@@ -108,8 +110,10 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
     findings.push(await checkFolder('temp folder', config.uploads.tempDir))
   if (config.site.dir) findings.push(await checkSite(config.site.dir, config.dataDir))
   findings.push(await checkFreeSpace(config))
-  findings.push(await checkDatabase(config))
-  if (config.storage.driver === 's3') findings.push(await checkBucket(config))
+  // A check that would only fail again for a package already named is left out.
+  if (!missing.has('pg')) findings.push(await checkDatabase(config))
+  if (config.storage.driver === 's3' && !missing.has('@aws-sdk/client-s3'))
+    findings.push(await checkBucket(config))
   if (config.webhooks.url) findings.push(await checkWebhook(config.webhooks))
   return findings
 }
@@ -134,6 +138,23 @@ function checkAuth(config: ServerConfig): Finding {
       fix: 'set UEDITOR_AUTH_TOKENS or a JWT setting (docs/auth.md)',
     }
   return { verdict: 'ok', check, message }
+}
+
+/**
+ * The optional packages the settings need (S3, PostgreSQL, AI, formulas, pretty logs): one
+ * failure per package that is not installed, as the start would refuse it; nothing when all
+ * are. Answers the names of the missing ones.
+ */
+function checkPackages(config: ServerConfig, findings: Finding[]): Set<string> {
+  const missing = missingPackages(config)
+  for (const m of missing)
+    findings.push({
+      verdict: 'fail',
+      check: 'packages',
+      message: `${m.setting} needs the npm package ${m.package}, which is not installed (UE_DEPENDENCY_MISSING)`,
+      fix: `npm install ${m.package} (an optional dependency this install left out), or turn the setting off`,
+    })
+  return new Set(missing.map((m) => m.package))
 }
 
 /** The listen address and port are free now (the start takes them before anything else). */
