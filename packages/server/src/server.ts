@@ -49,8 +49,6 @@ import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
 import { loadOptionsOf, type Opened, startUp } from './start-up.js'
 import type { StorageDriver } from './storage/driver.js'
 import type { DirectBucket } from './storage/s3-direct.js'
-import { createDirectHandler } from './uploads/direct/handler.js'
-import { createDirectLedger, directUnfinished } from './uploads/direct/ledger.js'
 import { type UploadDeps, uploadRuleFor } from './uploads/finish.js'
 import { uploadResultAction } from './uploads/result-action.js'
 import { startUploadSweep } from './uploads/sweep.js'
@@ -292,12 +290,8 @@ async function services(
       }).handler
     })
   }
-  const sweep = startUploadSweep(
-    { uploads: store.uploads, unfinished, log },
-    config.uploads.sweepIntervalMs,
-  )
   const direct = opened.bucket
-    ? directUploads(config, opened.bucket, { ...editorDeps, unfinished })
+    ? await directUploads(config, opened.bucket, { ...editorDeps, unfinished })
     : undefined
   const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
   const documents = config.documents.enabled
@@ -308,6 +302,11 @@ async function services(
         documentEventHooks(opened.events, config.publicUrl),
       )
     : null
+  // Started once nothing of the services can fail any more, so a failed start leaves no timer.
+  const sweep = startUploadSweep(
+    { uploads: store.uploads, unfinished, log },
+    config.uploads.sweepIntervalMs,
+  )
   const ready = createReadiness(readinessChecks(config, store, storage))
   const health: FetchHandler = async (request) => {
     // Liveness only, and it holds while in-flight requests finish: a database or bucket that is
@@ -383,8 +382,19 @@ async function orphanSweep(
   )
 }
 
-/** The signing routes of uploads straight to the bucket, and what they leave until they end. */
-function directUploads(config: ServerConfig, bucket: DirectBucket, deps: UploadDeps): FetchHandler {
+/**
+ * The signing routes of uploads straight to the bucket, and what they leave until they end;
+ * their modules load only with S3 storage.
+ */
+async function directUploads(
+  config: ServerConfig,
+  bucket: DirectBucket,
+  deps: UploadDeps,
+): Promise<FetchHandler> {
+  const [{ createDirectHandler }, { createDirectLedger, directUnfinished }] = await Promise.all([
+    import('./uploads/direct/handler.js'),
+    import('./uploads/direct/ledger.js'),
+  ])
   const { expiryMs } = config.uploads
   const isLive = async (id: string) => (await deps.uploads.get(id)) !== null
   deps.unfinished.register('direct', directUnfinished(bucket, deps.storage, isLive, expiryMs))

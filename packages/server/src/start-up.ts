@@ -29,8 +29,8 @@ import { requestInfo } from './shared/request-info.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
 import { localDiskStorage, removeStalePartFiles } from './storage/local.js'
-import { type S3StorageOptions, s3Storage } from './storage/s3.js'
-import { type DirectBucket, s3DirectBucket } from './storage/s3-direct.js'
+import type { S3StorageOptions } from './storage/s3.js'
+import type { DirectBucket } from './storage/s3-direct.js'
 
 /** What a start opened, and the one way to close it again. */
 export interface Opened {
@@ -105,12 +105,12 @@ export async function startUp(
       if (parts > 0)
         log.info({ files: parts }, 'removed unfinished writes left by a stopped process')
     }
-    const driver = storageDriver(config.storage)
+    const driver = await storageDriver(config.storage)
     closers.push(async () => driver.close?.())
     const storage = metrics.countFailures('storage', driver)
     const bucket =
       directUploadsServed(config) && config.storage.driver === 's3'
-        ? s3DirectBucket(s3Options(config.storage))
+        ? (await import('./storage/s3-direct.js')).s3DirectBucket(s3Options(config.storage))
         : null
     if (bucket) closers.push(() => bucket.close())
 
@@ -225,9 +225,10 @@ export function loadOptionsOf(o: {
   return options
 }
 
-export function storageDriver(c: ServerConfig['storage']): StorageDriver {
+/** The configured storage driver; the S3 driver's modules load only for S3 storage. */
+export async function storageDriver(c: ServerConfig['storage']): Promise<StorageDriver> {
   if (c.driver === 'local') return localDiskStorage({ root: c.root })
-  return s3Storage(s3Options(c))
+  return (await import('./storage/s3.js')).s3Storage(s3Options(c))
 }
 
 function s3Options(c: Extract<ServerConfig['storage'], { driver: 's3' }>): S3StorageOptions {

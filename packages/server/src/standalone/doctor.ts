@@ -356,7 +356,7 @@ async function checkBucket(config: ServerConfig): Promise<Finding> {
   if (config.storage.driver !== 's3') throw new Error('not s3')
   const { bucket, endpoint } = config.storage
   const where = `bucket ${bucket}${endpoint ? ` at ${endpoint}` : ''}`
-  const storage = storageDriver(config.storage)
+  const storage = await storageDriver(config.storage)
   // A HEAD of a missing key answers 404 whether or not the bucket exists, so the probe writes
   // a 2-byte object, reads its size back and deletes it: the three things the server does.
   const key = `doctor/${randomBytes(12).toString('hex')}.txt` as StorageKey

@@ -45,7 +45,7 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
     } else return usage(`Unexpected argument "${arg}".`)
   }
   return withStore(async (store, config) => {
-    const storage = storageDriver(config.storage)
+    const storage = await storageDriver(config.storage)
     // Held back under --quiet until it is known whether anything is left to fix; foreign
     // objects are never anything to fix, so --quiet does not list them (only counts them).
     const lines: string[] = []
@@ -135,7 +135,7 @@ async function runOrphans(
       return 0
     }
     const grace = graceMs ?? (parseDuration(config.documents.orphanGrace) as number)
-    const storage = storageDriver(config.storage)
+    const storage = await storageDriver(config.storage)
     try {
       const result = await sweepOrphans(
         { documents: store.documents, storage, log: cliLog },
