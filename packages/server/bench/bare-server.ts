@@ -6,6 +6,8 @@
  *                                 of busy work per request, to show what a server may spend
  *   fastify-bytes <file> <type>   a reference point, not a target: Fastify (its defaults, no
  *                                 plugins) answering the file's bytes on its own route
+ *   listen                        answers every request with an empty 200: a server ready as
+ *                                 soon as it listens, for the start-up rows
  */
 import { createWriteStream, readFileSync } from 'node:fs'
 import { unlink } from 'node:fs/promises'
@@ -67,17 +69,19 @@ if (mode === 'fastify-bytes' && arg && contentType) {
 
 function serveBare() {
   const workMicros = Number(process.argv[5])
-  const listener =
-    mode === 'bytes' && arg && contentType
-      ? sendBytes(arg, contentType)
-      : mode === 'bytes-after' && arg && contentType && workMicros > 0
-        ? sendBytes(arg, contentType, workMicros)
-        : mode === 'disk' && arg
-          ? streamToDisk(arg)
-          : undefined
+  const listener: RequestListener | undefined =
+    mode === 'listen'
+      ? (_req, res) => res.end()
+      : mode === 'bytes' && arg && contentType
+        ? sendBytes(arg, contentType)
+        : mode === 'bytes-after' && arg && contentType && workMicros > 0
+          ? sendBytes(arg, contentType, workMicros)
+          : mode === 'disk' && arg
+            ? streamToDisk(arg)
+            : undefined
   if (!listener)
     throw new Error(
-      'usage: bare-server bytes <file> <content-type> | bytes-after <file> <content-type> <µs> | disk <folder> | fastify-bytes <file> <content-type>',
+      'usage: bare-server listen | bytes <file> <content-type> | bytes-after <file> <content-type> <µs> | disk <folder> | fastify-bytes <file> <content-type>',
     )
 
   const server = createServer({ keepAliveTimeout: 30_000 }, listener)

@@ -39,6 +39,30 @@ export async function startUeditor(
   return launch([STANDALONE], { ...env, UEDITOR_CONFIG: file })
 }
 
+/**
+ * Milliseconds from spawning `node <args>` to its exit, in the environment the servers get;
+ * `standalone` puts the `ueditor-server` binary first. A non-zero exit fails the run.
+ */
+export function timeToExit(
+  args: readonly string[],
+  o: { standalone?: boolean } = {},
+): Promise<number> {
+  const started = performance.now()
+  const child = spawn(process.execPath, o.standalone ? [STANDALONE, ...args] : [...args], {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production' },
+    stdio: 'ignore',
+  })
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), START_TIMEOUT_MS)
+    child.once('error', reject)
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      if (code === 0) resolve(performance.now() - started)
+      else reject(new Error(`node ${args.join(' ')} exited with ${code ?? signal}`))
+    })
+  })
+}
+
 /** A bare node:http baseline (bench/bare-server.ts) in the given mode. */
 export function startBare(args: string[]): Promise<ServerProcess> {
   return launch([BARE, ...args], {})

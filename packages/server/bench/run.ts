@@ -34,11 +34,13 @@ import { formulaFloodScenario } from './scenarios/formula-flood.js'
 import { listingScenarios, postgresListingScenarios } from './scenarios/listings.js'
 import { materialsScenarios, postgresMaterialsScenarios } from './scenarios/materials.js'
 import { resumableUploadScenarios } from './scenarios/resumable.js'
+import { startUpScenarios } from './scenarios/start-up.js'
 import { largeUploadScenarios, smallUploadScenarios } from './scenarios/uploads.js'
 
 const RESULTS = fileURLToPath(new URL('../../bench/results.json', import.meta.url))
 
 const SCENARIOS: [string, (p: Profile) => Promise<Row[]>][] = [
+  ['start-up', startUpScenarios],
   ['config GET', configScenario],
   ['100 KB PNG uploads', smallUploadScenarios],
   ['large uploads', largeUploadScenarios],

@@ -1,5 +1,4 @@
-import { openAiModelClient } from './ai/model-client.js'
-import { type AiRelay, createAiRelay } from './ai/relay.js'
+import type { AiRelay } from './ai/relay.js'
 import { type AuthSetup, createAuthenticator } from './auth/authenticator.js'
 import { type ResolvedMode, resolveAuthMode } from './auth/mode.js'
 import { failureThrottle } from './auth/throttle.js'
@@ -11,12 +10,8 @@ import type { ServerConfigInput } from './config/schema.js'
 import type { AiUsageStore } from './db/ai-usage.js'
 import type { MetadataStore } from './db/types.js'
 import { UPLOAD_CATEGORIES } from './db/upload-ledger.js'
-import { cleanSettings } from './documents/clean.js'
-import { createCleanPool } from './documents/clean-pool.js'
-import { fileUrls } from './documents/file-urls.js'
-import { createDocumentsHandler } from './documents/routes.js'
-import { createDocumentService, type DocumentHooks } from './documents/service.js'
-import { type OrphanSweep, startOrphanSweep } from './documents/sweep.js'
+import type { DocumentHooks } from './documents/service.js'
+import type { OrphanSweep } from './documents/sweep.js'
 import { buildActionTable } from './editor/action-table.js'
 import type { EditorDeps } from './editor/deps.js'
 import { createEditorHandler } from './editor/dispatch.js'
@@ -44,22 +39,23 @@ import {
 } from './routes.js'
 import { shuttingDown, UeError } from './shared/errors.js'
 import { freeBytes } from './shared/free-space.js'
+import { lazyHandler } from './shared/lazy-handler.js'
 import { createLogger, silentLogger } from './shared/log.js'
 import { messageFor } from './shared/messages.js'
 import { createMetrics, type MetricsRegistry } from './shared/metrics.js'
+import { checkPackages } from './shared/optional-deps.js'
 import { urlOf } from './shared/request-url.js'
 import { jsonResponse } from './shared/respond.js'
 import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
 import { loadOptionsOf, type Opened, startUp } from './start-up.js'
 import type { StorageDriver } from './storage/driver.js'
 import type { DirectBucket } from './storage/s3-direct.js'
-import { createDirectHandler } from './uploads/direct/handler.js'
-import { createDirectLedger, directUnfinished } from './uploads/direct/ledger.js'
 import { type UploadDeps, uploadRuleFor } from './uploads/finish.js'
 import { uploadResultAction } from './uploads/result-action.js'
 import { startUploadSweep } from './uploads/sweep.js'
-import { createTusRoute, TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/route.js'
-import { tusPlace } from './uploads/tus/stores.js'
+import { TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/headers.js'
+import { tusIdOfKey } from './uploads/tus/keys.js'
+import { type TusPlace, tusPlace } from './uploads/tus/stores.js'
 import { createUnfinishedUploads, type UnfinishedUploads } from './uploads/unfinished.js'
 
 export interface UeditorOptions {
@@ -138,6 +134,8 @@ export interface UeditorServer {
 /** The composition root: config → start-up (store, storage, pools) → services → route list. */
 export async function createUeditorServer(options: UeditorOptions = {}): Promise<UeditorServer> {
   const config = loadConfig(loadOptionsOf(options))
+  // Before anything is opened: every optional package the settings need, named at once.
+  checkPackages(config)
   if (options.on) checkHandlers(options.on)
   const log =
     options.logger ??
@@ -155,7 +153,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   })
   try {
     let stopping = false
-    const s = services(config, opened, {
+    const s = await services(config, opened, {
       log,
       metrics,
       authorize: options.authorize,
@@ -176,7 +174,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
     const materials = { ...routeNamed(routes, 'materials'), handler: s.materials.handler() }
     const fetch = entry(table.fetch)
     const { formula } = opened
-    const sweep = orphanSweep(config, opened, log)
+    const sweep = await orphanSweep(config, opened, log)
     return {
       config,
       auth: s.auth.mode,
@@ -225,13 +223,19 @@ interface Services {
   stopSweep(): Promise<void>
 }
 
-function services(
+/**
+ * The services over what start-up opened. A feature's modules load here only when the config
+ * turns it on (the AI client, the documents API); resumable uploads load theirs with the first
+ * upload.
+ */
+async function services(
   config: ServerConfig,
   opened: Opened,
   o: { log: Logger; metrics: MetricsRegistry; authorize?: AuthorizeHook; stopping(): boolean },
-): Services {
+): Promise<Services> {
   const { store, storage } = opened
   const { log, metrics } = o
+  const ai = await aiRelay(config, log, store.aiUsage, opened.limiters)
   // Each way of resumable or direct uploading registers what it keeps of unfinished uploads.
   const unfinished = createUnfinishedUploads()
   const auth: AuthSetup = {
@@ -258,33 +262,53 @@ function services(
     auth: createAuthenticator(auth),
     // One gate: multipart, resumable and direct uploads count against the same limits.
     gate: serverUploadGate(config, metrics, opened.limiters),
-    ai: aiRelay(config, log, store.aiUsage, opened.limiters),
+    ai,
     uploadResult: uploadResultAction(unfinished),
     closing: o.stopping,
   }
   const editor = createEditorHandler(editorDeps)
   let tus: FetchHandler | undefined
   if (config.tus.enabled) {
-    const place = tusPlace(config, storage, log)
-    unfinished.register('tus', place)
-    tus = createTusRoute({
-      deps: { ...editorDeps, unfinished },
-      place,
-      gate: editorDeps.gate as NonNullable<EditorDeps['gate']>,
-      path: config.routes.tus,
-    }).handler
+    // The tus store and server (@tus/*) load with the first resumable upload, or the first
+    // sweep that has a tus upload to remove.
+    let made: Promise<TusPlace> | undefined
+    const place = () => {
+      made ??= tusPlace(config, storage, log)
+      return made
+    }
+    unfinished.register('tus', {
+      remove: async (row) => (await place()).remove(row),
+      ...(config.storage.driver === 's3'
+        ? { idOfKey: tusIdOfKey }
+        : { sweepOrphans: async () => (await place()).sweepOrphans?.() ?? 0 }),
+    })
+    tus = lazyHandler(async () => {
+      const { createTusRoute } = await import('./uploads/tus/route.js')
+      return createTusRoute({
+        deps: { ...editorDeps, unfinished },
+        place: await place(),
+        gate: editorDeps.gate as NonNullable<EditorDeps['gate']>,
+        path: config.routes.tus,
+      }).handler
+    })
   }
+  const direct = opened.bucket
+    ? await directUploads(config, opened.bucket, { ...editorDeps, unfinished })
+    : undefined
+  const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
+  const documents = config.documents.enabled
+    ? await documentsHandler(
+        config,
+        opened,
+        auth,
+        documentEventHooks(opened.events, config.publicUrl),
+      )
+    : null
+  // Started once nothing of the services can fail any more, so a failed start leaves no timer.
   const sweep = startUploadSweep(
     { uploads: store.uploads, unfinished, log },
     config.uploads.sweepIntervalMs,
   )
-  const direct = opened.bucket
-    ? directUploads(config, opened.bucket, { ...editorDeps, unfinished })
-    : undefined
-  const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
-  const documents = config.documents.enabled
-    ? documentsHandler(config, opened, auth, documentEventHooks(opened.events, config.publicUrl))
-    : null
   const ready = createReadiness(readinessChecks(config, store, storage))
   const health: FetchHandler = async (request) => {
     // Liveness only, and it holds while in-flight requests finish: a database or bucket that is
@@ -311,12 +335,26 @@ function services(
 /** One worker's heap: a 4 MiB article of the worst shapes under the limits needs about a third. */
 const CLEAN_WORKER_MEMORY_MB = 512
 
-function documentsHandler(
+/** The documents API; its modules (and the cleaning workers) load only when it is on. */
+async function documentsHandler(
   config: ServerConfig,
   opened: Opened,
   auth: AuthSetup,
   hooks?: DocumentHooks,
-): { handler: FetchHandler; close(): Promise<void> } {
+): Promise<{ handler: FetchHandler; close(): Promise<void> }> {
+  const [
+    { cleanSettings },
+    { createCleanPool },
+    { fileUrls },
+    { createDocumentsHandler },
+    { createDocumentService },
+  ] = await Promise.all([
+    import('./documents/clean.js'),
+    import('./documents/clean-pool.js'),
+    import('./documents/file-urls.js'),
+    import('./documents/routes.js'),
+    import('./documents/service.js'),
+  ])
   const { workers, timeoutMs, maxQueue } = config.documents
   const pool = createCleanPool({
     settings: cleanSettings(config),
@@ -342,9 +380,14 @@ function documentsHandler(
 }
 
 /** The periodic orphan removal, when `documents.sweepInterval` is set. */
-function orphanSweep(config: ServerConfig, opened: Opened, log: Logger): OrphanSweep | undefined {
+async function orphanSweep(
+  config: ServerConfig,
+  opened: Opened,
+  log: Logger,
+): Promise<OrphanSweep | undefined> {
   const { enabled, sweepInterval, orphanGrace } = config.documents
   if (!enabled || sweepInterval === undefined) return undefined
+  const { startOrphanSweep } = await import('./documents/sweep.js')
   return startOrphanSweep(
     { documents: opened.store.documents, storage: opened.storage, log },
     {
@@ -355,8 +398,19 @@ function orphanSweep(config: ServerConfig, opened: Opened, log: Logger): OrphanS
   )
 }
 
-/** The signing routes of uploads straight to the bucket, and what they leave until they end. */
-function directUploads(config: ServerConfig, bucket: DirectBucket, deps: UploadDeps): FetchHandler {
+/**
+ * The signing routes of uploads straight to the bucket, and what they leave until they end;
+ * their modules load only with S3 storage.
+ */
+async function directUploads(
+  config: ServerConfig,
+  bucket: DirectBucket,
+  deps: UploadDeps,
+): Promise<FetchHandler> {
+  const [{ createDirectHandler }, { createDirectLedger, directUnfinished }] = await Promise.all([
+    import('./uploads/direct/handler.js'),
+    import('./uploads/direct/ledger.js'),
+  ])
   const { expiryMs } = config.uploads
   const isLive = async (id: string) => (await deps.uploads.get(id)) !== null
   deps.unfinished.register('direct', directUnfinished(bucket, deps.storage, isLive, expiryMs))
@@ -507,24 +561,30 @@ function readinessChecks(
 
 const READINESS_KEY = 'readyz-probe' as StorageKey
 
-function aiRelay(
+/** The AI relay when it is configured: its modules and the `openai` package load only then. */
+async function aiRelay(
   config: ServerConfig,
   log: Logger,
   usage: AiUsageStore,
   limiters: Limiters,
-): AiRelay | undefined {
+): Promise<AiRelay | undefined> {
   const { baseUrl, apiKey, model, models, timeoutMs, idleTimeoutMs, logPrompts } = config.ai
   if (!baseUrl || !apiKey || !model) return undefined
+  const [{ openAiModelClient }, { createAiRelay }] = await Promise.all([
+    import('./ai/model-client.js'),
+    import('./ai/relay.js'),
+  ])
+  const client = await openAiModelClient({
+    baseUrl,
+    apiKey,
+    timeoutMs,
+    maxTokensParam: config.ai.maxTokensParam,
+  })
   // The origin only: a base URL may carry credentials in its user part.
   log.info({ upstream: new URL(baseUrl).origin, model, models }, 'AI relay on')
   return createAiRelay({
     limiters,
-    client: openAiModelClient({
-      baseUrl,
-      apiKey,
-      timeoutMs,
-      maxTokensParam: config.ai.maxTokensParam,
-    }),
+    client,
     model,
     models,
     maxPromptChars: config.ai.maxPromptChars,

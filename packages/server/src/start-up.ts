@@ -10,8 +10,7 @@ import { openMetadataStore } from './db/open.js'
 import type { MetadataStore } from './db/types.js'
 import { createEvents, type Events } from './events/publisher.js'
 import type { EventHandlers } from './events/types.js'
-import { startWebhookWorker } from './events/webhooks.js'
-import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
+import type { FormulaHandler } from './formula/handler.js'
 import { createStaticSite } from './http/static-site.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
 import { sharpProcessor } from './images/sharp.js'
@@ -31,8 +30,8 @@ import { requestInfo } from './shared/request-info.js'
 import type { FetchHandler, Logger } from './shared/types.js'
 import type { StorageDriver } from './storage/driver.js'
 import { localDiskStorage, removeStalePartFiles } from './storage/local.js'
-import { type S3StorageOptions, s3Storage } from './storage/s3.js'
-import { type DirectBucket, s3DirectBucket } from './storage/s3-direct.js'
+import type { S3StorageOptions } from './storage/s3.js'
+import type { DirectBucket } from './storage/s3-direct.js'
 
 /** What a start opened, and the one way to close it again. */
 export interface Opened {
@@ -102,19 +101,19 @@ export async function startUp(
       documents: metrics.countFailures('database', opened.documents),
       uploads: metrics.countFailures('database', opened.uploads),
     }
-    const events = openEvents(config, store, { log, metrics, on: o.on }, closers)
+    const events = await openEvents(config, store, { log, metrics, on: o.on }, closers)
 
     if (config.storage.driver === 'local') {
       const parts = await removeStalePartFiles(config.storage.root)
       if (parts > 0)
         log.info({ files: parts }, 'removed unfinished writes left by a stopped process')
     }
-    const driver = storageDriver(config.storage)
+    const driver = await storageDriver(config.storage)
     closers.push(async () => driver.close?.())
     const storage = metrics.countFailures('storage', driver)
     const bucket =
       directUploadsServed(config) && config.storage.driver === 's3'
-        ? s3DirectBucket(s3Options(config.storage))
+        ? (await import('./storage/s3-direct.js')).s3DirectBucket(s3Options(config.storage))
         : null
     if (bucket) closers.push(() => bucket.close())
 
@@ -130,8 +129,10 @@ export async function startUp(
     closers.push(() => remote.close())
     const limiters = createLimiters(opened.limitsClient)
     const { enabled: formulaOn, path: _path, ...formulaOptions } = config.formula
+    // The renderer's own modules load only when it is on; MathJax itself loads in its worker
+    // threads, with the first formula.
     const formula = formulaOn
-      ? createFormulaHandler({
+      ? (await import('./formula/handler.js')).createFormulaHandler({
           ...formulaOptions,
           locale: config.locale,
           log,
@@ -147,17 +148,20 @@ export async function startUp(
   }
 }
 
-/** The webhook worker (when a webhook is set) stops before the database it reads closes. */
-function openEvents(
+/**
+ * The webhook worker (when a webhook is set: it loads only then) stops before the database it
+ * reads closes.
+ */
+async function openEvents(
   config: ServerConfig,
   store: MetadataStore,
   o: { log: Logger; metrics: MetricsRegistry; on?: EventHandlers | undefined },
   closers: (() => Promise<void>)[],
-): Events {
+): Promise<Events> {
   const { url, secret, ...timing } = config.webhooks
   const worker =
     url !== undefined && secret !== undefined
-      ? startWebhookWorker({
+      ? (await import('./events/webhooks.js')).startWebhookWorker({
           outbox: store.outbox,
           settings: { url, secret, ...timing },
           log: o.log,
@@ -223,9 +227,10 @@ export function loadOptionsOf(o: {
   return options
 }
 
-export function storageDriver(c: ServerConfig['storage']): StorageDriver {
+/** The configured storage driver; the S3 driver's modules load only for S3 storage. */
+export async function storageDriver(c: ServerConfig['storage']): Promise<StorageDriver> {
   if (c.driver === 'local') return localDiskStorage({ root: c.root })
-  return s3Storage(s3Options(c))
+  return (await import('./storage/s3.js')).s3Storage(s3Options(c))
 }
 
 export function s3Options(c: Extract<ServerConfig['storage'], { driver: 's3' }>): S3StorageOptions {

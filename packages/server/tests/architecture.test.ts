@@ -44,13 +44,13 @@ const ROOM_RULES: Record<string, readonly string[]> = {
  */
 const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'better-sqlite3': ['db/open.ts'],
-  pg: ['db/open.ts', 'db/postgres-reads.ts'],
+  pg: ['db/open-postgres.ts', 'db/postgres-reads.ts'],
   '@aws-sdk/client-s3': ['storage/s3.ts', 'storage/s3-direct.ts'],
   '@aws-sdk/s3-presigned-post': ['storage/s3-direct.ts'],
   '@aws-sdk/s3-request-presigner': ['storage/s3-direct.ts'],
   '@fastify/busboy': ['ingest/multipart.ts'],
   'file-type': ['ingest/sniff.ts'],
-  sharp: ['images/sharp.ts', 'images/svg-raster.ts'],
+  sharp: ['images/sharp-lib.ts', 'images/sharp.ts', 'images/svg-raster.ts'],
   '@mathjax/src': ['formula/mathjax.ts'],
   '@mathjax/mathjax-newcm-font': ['formula/mathjax.ts'],
   'lru-cache': ['formula/handler.ts', 'db/file-index.ts'],

@@ -1,4 +1,4 @@
-import OpenAI from 'openai'
+import { importOptional } from '../shared/optional-deps.js'
 
 /** One message as the upstream chat API takes it. */
 export interface ChatMessage {
@@ -23,6 +23,10 @@ export interface ChatCall {
 /** The upstream OpenAI-compatible chat API, behind the one module that knows its client. */
 export interface ModelClient {
   stream(call: ChatCall): AsyncIterable<ChatChunk>
+  /** The upstream's HTTP status when the failure was an answer, for the logs. */
+  statusOf(err: unknown): number | undefined
+  /** Whether the client gave up waiting for the upstream's headers. */
+  timedOut(err: unknown): boolean
 }
 
 export interface ModelClientOptions {
@@ -39,9 +43,15 @@ export interface ModelClientOptions {
  * The official `openai` client with a base URL (OpenAI, DeepSeek, DashScope compatible mode,
  * Moonshot, Ollama, vLLM…). Everything it would read from the environment (`OPENAI_*`) is
  * passed explicitly, so only our configuration decides where requests go. No retries: a retry
- * would spend tokens twice and keep the user waiting past the timeout.
+ * would spend tokens twice and keep the user waiting past the timeout. The package is an
+ * optional dependency, loaded only when the relay is configured.
  */
-export function openAiModelClient(o: ModelClientOptions): ModelClient {
+export async function openAiModelClient(o: ModelClientOptions): Promise<ModelClient> {
+  const { default: OpenAI } = await importOptional(
+    'openai',
+    'ai.baseUrl, ai.apiKey and ai.model',
+    () => import('openai'),
+  )
   const client = new OpenAI({
     baseURL: o.baseUrl,
     apiKey: o.apiKey,
@@ -76,15 +86,8 @@ export function openAiModelClient(o: ModelClientOptions): ModelClient {
         if (out.text !== undefined || out.usage) yield out
       }
     },
+    statusOf: (err) =>
+      err instanceof OpenAI.APIError && typeof err.status === 'number' ? err.status : undefined,
+    timedOut: (err) => err instanceof OpenAI.APIConnectionTimeoutError,
   }
-}
-
-/** The upstream's HTTP status when the failure was an answer, for the logs. */
-export function upstreamStatus(err: unknown): number | undefined {
-  return err instanceof OpenAI.APIError && typeof err.status === 'number' ? err.status : undefined
-}
-
-/** Whether the client gave up waiting for the upstream's headers. */
-export function isUpstreamTimeout(err: unknown): boolean {
-  return err instanceof OpenAI.APIConnectionTimeoutError
 }

@@ -12,12 +12,7 @@ import {
   createAiBudget,
   createAiLimits,
 } from './limits.js'
-import {
-  type ChatChunk,
-  isUpstreamTimeout,
-  type ModelClient,
-  upstreamStatus,
-} from './model-client.js'
+import type { ChatChunk, ModelClient } from './model-client.js'
 import { type AiAsk, parseAsk, promptChars } from './request.js'
 import { SSE_HEADERS, sseError, sseWriter } from './sse.js'
 import { cutToBytes, OUTPUT_BYTES_PER_TOKEN, promptTokenBound, utf8Bytes } from './tokens.js'
@@ -284,9 +279,9 @@ export function createAiRelay(o: AiRelayOptions): AiRelay {
                 else if (clientGone) outcome = 'aborted'
                 else {
                   const code: UeErrorCode =
-                    timedOut || isUpstreamTimeout(err) ? 'UE_AI_TIMEOUT' : 'UE_AI_UPSTREAM_FAILED'
+                    timedOut || o.client.timedOut(err) ? 'UE_AI_TIMEOUT' : 'UE_AI_UPSTREAM_FAILED'
                   outcome = code
-                  status = upstreamStatus(err)
+                  status = o.client.statusOf(err)
                   log.warn(
                     { code, upstreamStatus: status, reason: scrub(String(errorText(err))) },
                     'ai upstream failed',

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose'
+import type { JWTPayload } from 'jose'
 import { USER_ID } from '../config/user-id.js'
 import type { Logger } from '../shared/types.js'
 import type { Grant } from './types.js'
@@ -30,15 +30,23 @@ export function jwtVerifier(
   const algorithms = [
     ...(o.algorithms ?? (o.secret !== undefined ? ['HS256'] : ['RS256', 'ES256'])),
   ]
-  const key =
-    o.secret !== undefined
-      ? new TextEncoder().encode(o.secret)
-      : createRemoteJWKSet(new URL(o.jwksUrl as string), {
+  const jwks = o.secret === undefined ? new URL(o.jwksUrl as string) : undefined
+  // jose loads only where JWTs are configured.
+  const loaded = import('jose').then((jose) => ({
+    jose,
+    key: jwks
+      ? jose.createRemoteJWKSet(jwks, {
           timeoutDuration: 5_000,
           cooldownDuration: 30_000,
           cacheMaxAge: 600_000,
         })
+      : new TextEncoder().encode(o.secret),
+  }))
+  // Awaited by every check; a failure here fails those, never the process.
+  loaded.catch(() => {})
   return async (token) => {
+    const { jose, key } = await loaded
+    const { errors, jwtVerify } = jose
     try {
       const { payload } = await jwtVerify(token, key as Parameters<typeof jwtVerify>[1], {
         algorithms,

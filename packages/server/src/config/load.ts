@@ -62,7 +62,8 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
   const source = sourceOf({ file, fromFile, env, overrides: options.overrides ?? {} })
   for (const unknown of unknownVariables(env)) if (unknown.refused) problems.push(unknown.message)
   problems.push(...activeContentProblems(merged, source), ...pageKeyProblems(merged))
-  const result = ServerConfigSchema.safeParse(merged)
+  // Parsed once or twice per process: compiling zod's fast path would cost more than it saves.
+  const result = ServerConfigSchema.safeParse(merged, { jitless: true })
   if (!result.success) {
     for (const issue of result.error.issues) {
       const path = issue.path.map(String)

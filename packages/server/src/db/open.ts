@@ -1,6 +1,6 @@
 import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
-import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
+import { CamelCasePlugin, Kysely, sql } from 'kysely'
 import type { Pool } from 'pg'
 import { UeError } from '../shared/errors.js'
 import { createAiUsageStore } from './ai-usage.js'
@@ -9,10 +9,7 @@ import { guarded } from './errors.js'
 import { createFileIndex } from './file-index.js'
 import { createMaterialRepository } from './material-repo.js'
 import { migrateToLatest, unknownMigrations } from './migrations.js'
-import { namingPool } from './named-statements.js'
 import { createOutbox } from './outbox.js'
-import { createPostgresReads } from './postgres-reads.js'
-import { readThrough } from './query-steps.js'
 import type { DbSchema } from './schema.js'
 import { type BuiltinSqlite, builtinSqliteAvailable, openBuiltinSqlite } from './sqlite-builtin.js'
 import { SnapshotSqliteDialect, type SyncSnapshots } from './sqlite-snapshots.js'
@@ -64,6 +61,8 @@ export async function openMetadataStore(cfg: IndexConfig): Promise<MetadataStore
       return storeOver(db, 'sqlite', snapshots)
     }
     case 'postgres': {
+      // PostgreSQL's driver and dialect load only for a PostgreSQL index.
+      const { openPostgres } = await import('./open-postgres.js')
       const { db, pool } = await openPostgres(cfg)
       return storeOver(db, 'postgres', undefined, pool)
     }
@@ -117,75 +116,6 @@ async function openBetter(file: string): Promise<BuiltinSqlite> {
     )
   }
   return new Database(file)
-}
-
-async function openPostgres(
-  cfg: PostgresIndexConfig,
-): Promise<{ db: Kysely<DbSchema>; pool: Pool }> {
-  const target = describeTarget(cfg.url)
-  let pool: Pool | undefined
-  try {
-    const { default: pg } = await import('pg')
-    // Bounded waits: a stopped or unreachable database fails requests fast instead of holding them.
-    pool = new pg.Pool({
-      connectionString: cfg.url,
-      max: cfg.poolSize,
-      connectionTimeoutMillis: cfg.connectTimeoutMs ?? 5_000,
-      query_timeout: cfg.queryTimeoutMs ?? 30_000,
-    })
-    // An idle connection that breaks (server restart) is dropped by the pool and reported
-    // through this event; without a listener it would crash the process. The next query fails
-    // on its own, and that failure is what callers see.
-    pool.on('error', () => {})
-    // A connection that breaks while checked out (between Kysely taking it and its query, or
-    // after a query's answer) emits `error` on the client itself, where the pool's listener is
-    // not; without this one a database restart would end the process. The pool drops such a
-    // client when it is released, and the query that used it fails on its own.
-    pool.on('connect', (client) => client.on('error', () => {}))
-    // The pool connects lazily: connect once now so a wrong URL fails at startup.
-    const client = await pool.connect()
-    client.release()
-    const preparedStatements = cfg.preparedStatements ?? true
-    const db = new Kysely<DbSchema>({
-      dialect: postgresDialect(pool, preparedStatements),
-      plugins: [new CamelCasePlugin()],
-    })
-    readThrough(db, createPostgresReads(pool, preparedStatements))
-    return { db, pool }
-  } catch (cause) {
-    await pool?.end().catch(() => {})
-    const reason = redact(cause instanceof Error ? cause.message : String(cause), cfg.url)
-    throw new UeError('UE_INDEX_FAILED', {
-      detail: `cannot connect to PostgreSQL at ${target}: ${reason}`,
-      cause,
-    })
-  }
-}
-
-/** The dialect over `pool`; `preparedStatements`: the hot statements go by name (named-statements.ts). */
-export function postgresDialect(pool: Pool, preparedStatements: boolean): PostgresDialect {
-  return new PostgresDialect({ pool: preparedStatements ? namingPool(pool) : pool })
-}
-
-/** host:port/database of a connection URL, without user or password. */
-function describeTarget(url: string): string {
-  try {
-    const u = new URL(url)
-    return `${u.hostname || 'the local socket'}${u.port ? `:${u.port}` : ''}${u.pathname}`
-  } catch {
-    return 'the configured URL'
-  }
-}
-
-/** Drivers should not echo credentials, but an error message must never carry them. */
-function redact(message: string, url: string): string {
-  let password = ''
-  try {
-    password = decodeURIComponent(new URL(url).password)
-  } catch {}
-  let out = message.replaceAll(url, '<url>')
-  if (password !== '') out = out.replaceAll(password, '***')
-  return out
 }
 
 function storeOver(

@@ -1,12 +1,13 @@
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import sharp, { type Sharp } from 'sharp'
+import type { Sharp } from 'sharp'
 import { describeFile, siblingPath, type TempFile, tempFileAt } from '../ingest/temp-file.js'
 import { deadline } from '../shared/deadline.js'
 import { diskFullCode, storageFull, UeError } from '../shared/errors.js'
 import { createFairQueue } from './fair-queue.js'
 import { DEFAULT_PNG_LEVEL, pngLevelFor, readPng } from './png-effort.js'
 import type { ImagePolicy, ImageProcessor, ImageType, ProcessedImage } from './processor.js'
+import { loadSharp } from './sharp-lib.js'
 
 export type WatermarkPosition =
   | 'north'
@@ -76,8 +77,6 @@ interface Watermark {
  * moment an image is queued. BMP (which the bundled libvips cannot decode) is refused.
  */
 export async function sharpProcessor(o: SharpProcessorOptions): Promise<ImageProcessor> {
-  sharp.cache(false)
-  sharp.concurrency(1)
   const watermark = o.watermark ? await loadWatermark(o.watermark) : undefined
   const queue = createFairQueue({
     slots: o.concurrency,
@@ -130,6 +129,7 @@ async function readHeader(input: Input, o: SharpProcessorOptions): Promise<Heade
     if (png.pixels > o.maxPixels) throw new UeError('UE_IMAGE_TOO_LARGE')
     return png
   }
+  const sharp = await loadSharp()
   const meta = await sharp(input, { limitInputPixels: false })
     .metadata()
     .catch((cause: unknown) => {
@@ -171,6 +171,7 @@ async function reencode(
   const output = o.format === 'webp' ? 'webp' : (FORMAT_OF_EXT[type.ext] ?? 'png')
   const out = siblingPath(file)
   let size: number | undefined
+  const sharp = await loadSharp()
   try {
     let image = sharp(input, {
       limitInputPixels: o.maxPixels,
@@ -259,6 +260,7 @@ async function loadWatermark(
   wm: NonNullable<SharpProcessorOptions['watermark']>,
 ): Promise<Watermark> {
   try {
+    const sharp = await loadSharp()
     const bytes = await readFile(wm.file)
     const { width, height } = await sharp(bytes, { failOn: 'error' }).metadata()
     // dest-in keeps the mark's own shape and scales its alpha, whatever its bands.

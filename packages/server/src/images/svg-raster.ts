@@ -1,7 +1,7 @@
-import sharp from 'sharp'
 import { deadline } from '../shared/deadline.js'
 import { UeError } from '../shared/errors.js'
 import { createFairQueue } from './fair-queue.js'
+import { loadSharp } from './sharp-lib.js'
 
 export interface SvgRasteriserOptions {
   /**
@@ -43,8 +43,6 @@ export interface SvgRasteriser {
  * next drawing by more than one drawing per client. libvips runs with one thread and no cache.
  */
 export function createSvgRasteriser(o: SvgRasteriserOptions): SvgRasteriser {
-  sharp.cache(false)
-  sharp.concurrency(1)
   const queue = createFairQueue({
     slots: o.concurrency,
     maxWeight: o.concurrency,
@@ -54,8 +52,8 @@ export function createSvgRasteriser(o: SvgRasteriserOptions): SvgRasteriser {
   const seconds = Math.max(1, Math.ceil(o.timeoutMs / 1000))
   let drawing = 0
   let peakDrawing = 0
-  const toPng = (svg: string, density: number) =>
-    sharp(Buffer.from(svg), { density, limitInputPixels: o.maxPixels })
+  const toPng = async (svg: string, density: number) =>
+    (await loadSharp())(Buffer.from(svg), { density, limitInputPixels: o.maxPixels })
       .timeout({ seconds })
       .png()
       .toBuffer()

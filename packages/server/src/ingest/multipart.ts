@@ -1,4 +1,4 @@
-import { Busboy, type BusboyFileStream } from '@fastify/busboy'
+import type { Busboy, BusboyFileStream } from '@fastify/busboy'
 import { UeError } from '../shared/errors.js'
 import {
   assertIdentityEncoding,
@@ -35,8 +35,10 @@ export async function readSingleFile(
     throw new UeError('UE_BODY_INVALID', { detail: 'expected multipart/form-data with a boundary' })
 
   let parser: ReturnType<typeof Busboy>
+  // busboy loads with the first form read, not at start.
+  const { Busboy: createParser } = await import('@fastify/busboy')
   try {
-    parser = Busboy({
+    parser = createParser({
       headers: { 'content-type': contentType },
       defCharset: 'utf8',
       limits: {

@@ -1,5 +1,11 @@
-import { fileTypeFromBuffer } from 'file-type'
 import { UeError } from '../shared/errors.js'
+
+// file-type loads with the first file it checks, not at start.
+let fileType: Promise<typeof import('file-type')> | undefined
+async function fileTypeFromBuffer(head: Uint8Array) {
+  fileType ??= import('file-type')
+  return (await fileType).fileTypeFromBuffer(head)
+}
 
 export interface ContentType {
   /** Dotted, lower-case extension the file is stored under. */

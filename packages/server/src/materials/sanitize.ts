@@ -1,4 +1,5 @@
-import sanitizeHtml from 'sanitize-html'
+import { createRequire } from 'node:module'
+import type sanitizeHtml from 'sanitize-html'
 import {
   keepDataImagesMatching,
   DROPPED_WITH_CONTENT as SHARED_DROPPED_WITH_CONTENT,
@@ -163,9 +164,13 @@ const OPTIONS: sanitizeHtml.IOptions = {
   },
 }
 
+// sanitize-html (its parser and postcss with it) loads with the first material written.
+let sanitizer: typeof sanitizeHtml | undefined
+
 /** Cleans material HTML; idempotent (cleaning the result again changes nothing). */
 export function sanitizeMaterialHtml(html: string): string {
-  return containPositioned(sanitizeHtml(html, OPTIONS))
+  sanitizer ??= createRequire(import.meta.url)('sanitize-html') as typeof sanitizeHtml
+  return containPositioned(sanitizer(html, OPTIONS))
 }
 
 // Exactly how sanitize-html writes this element back, so a second pass recognises it.

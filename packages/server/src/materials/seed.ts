@@ -129,5 +129,6 @@ export const DEMO_MATERIALS = {
 } as const
 
 export function seedDemoMaterials(repo: MaterialRepository): Promise<ImportSummary> {
-  return importMaterials(repo, DEMO_MATERIALS)
+  // Already clean, so a first start does not load the sanitiser for them.
+  return importMaterials(repo, DEMO_MATERIALS, { alreadyClean: true })
 }

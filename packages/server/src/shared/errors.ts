@@ -60,6 +60,7 @@ export const CODES = {
   UE_UPLOAD_PENDING: { status: 200 },
   UE_INDEX_NEWER: { status: 500 },
   UE_DOCUMENT_TOO_COMPLEX: { status: 422 },
+  UE_DEPENDENCY_MISSING: { status: 500 },
 } as const satisfies Record<string, { status: number }>
 
 export type UeErrorCode = keyof typeof CODES

@@ -1,5 +1,7 @@
+import { createRequire } from 'node:module'
 import { pino, stdSerializers } from 'pino'
-import pretty from 'pino-pretty'
+import type PinoPretty from 'pino-pretty'
+import { dependencyMissing } from './optional-deps.js'
 import { requestContext } from './request-context.js'
 import type { Logger } from './types.js'
 
@@ -77,7 +79,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const destination = options.destination ?? process.stderr
   const format = options.format ?? 'auto'
   const readable = format === 'pretty' || (format === 'auto' && destination.isTTY === true)
-  const stream = readable
+  const pretty = readable ? loadPretty() : null
+  if (format === 'pretty' && !pretty)
+    throw dependencyMissing([{ package: 'pino-pretty', setting: 'logFormat "pretty"' }])
+  // `auto` on a terminal without pino-pretty installed writes JSON lines.
+  const stream = pretty
     ? pretty({ destination, colorize: destination.isTTY === true, sync: true })
     : destination
   const logger = pino(
@@ -108,6 +114,17 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     info: (o, msg) => logger.info(o, text(msg)),
     warn: (o, msg) => logger.warn(o, text(msg)),
     error: (o, msg) => logger.error(o, text(msg)),
+  }
+}
+
+/** pino-pretty, an optional dependency loaded only for readable lines; null when not installed. */
+function loadPretty(): typeof PinoPretty | null {
+  try {
+    return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty
+  } catch (e) {
+    const missing = (e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND'
+    if (missing && (e as Error).message.includes("'pino-pretty'")) return null
+    throw e
   }
 }
 

@@ -62,6 +62,7 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_UPLOAD_PENDING: '文件仍在上传或处理中，请稍后再查询',
     UE_INDEX_NEWER: '文件索引属于更新版本的服务器，请升级服务器',
     UE_DOCUMENT_TOO_COMPLEX: '文章结构过于复杂，无法保存',
+    UE_DEPENDENCY_MISSING: '服务器缺少配置所需的组件',
   },
   en: {
     UE_ACTION_UNKNOWN: 'Unknown action',
@@ -122,6 +123,7 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_UPLOAD_PENDING: 'The upload is still arriving or being processed; ask again shortly',
     UE_INDEX_NEWER: 'The file index belongs to a newer release of the server; upgrade the server',
     UE_DOCUMENT_TOO_COMPLEX: 'The article is too complex to save',
+    UE_DEPENDENCY_MISSING: 'A package the server configuration needs is not installed',
   },
 }
 

@@ -14,6 +14,7 @@ import { newerIndex } from '../db/migrations.js'
 import { openMetadataStore, resolveSqliteEngine } from '../db/open.js'
 import { isTrustedProxy, parseTrustedProxies } from '../http/client-address.js'
 import { isUeError } from '../shared/errors.js'
+import { missingPackages } from '../shared/optional-deps.js'
 import type { StorageKey } from '../shared/types.js'
 import { s3Options, storageDriver } from '../start-up.js'
 import { s3DirectBucket } from '../storage/s3-direct.js'
@@ -93,6 +94,7 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
       fix: `unset ${unknown.name} if it is not meant for this server`,
     })
   findings.push(checkAuth(config))
+  const missing = checkPackages(config, findings)
   const crossOrigin = crossOriginProblem(config)
   if (crossOrigin)
     findings.push({
@@ -118,8 +120,9 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
     findings.push(await checkFolder('temp folder', config.uploads.tempDir))
   if (config.site.dir) findings.push(await checkSite(config.site.dir, config.dataDir))
   findings.push(await checkFreeSpace(config))
-  findings.push(await checkDatabase(config))
-  if (config.storage.driver === 's3') {
+  // A check that would only fail again for a package already named is left out.
+  if (!missing.has('pg')) findings.push(await checkDatabase(config))
+  if (config.storage.driver === 's3' && !missing.has('@aws-sdk/client-s3')) {
     findings.push(await checkBucket(config))
     const node = checkNodeForSdk()
     if (node) findings.push(node)
@@ -153,6 +156,23 @@ function checkAuth(config: ServerConfig): Finding {
       fix: 'set UEDITOR_AUTH_TOKENS or a JWT setting (docs/auth.md)',
     }
   return { verdict: 'ok', check, message }
+}
+
+/**
+ * The optional packages the settings need (S3, PostgreSQL, AI, formulas, pretty logs): one
+ * failure per package that is not installed, as the start would refuse it; nothing when all
+ * are. Answers the names of the missing ones.
+ */
+function checkPackages(config: ServerConfig, findings: Finding[]): Set<string> {
+  const missing = missingPackages(config)
+  for (const m of missing)
+    findings.push({
+      verdict: 'fail',
+      check: 'packages',
+      message: `${m.setting} needs the npm package ${m.package}, which is not installed (UE_DEPENDENCY_MISSING)`,
+      fix: `npm install ${m.package} (an optional dependency this install left out), or turn the setting off`,
+    })
+  return new Set(missing.map((m) => m.package))
 }
 
 /**
@@ -452,7 +472,7 @@ async function checkBucket(config: ServerConfig): Promise<Finding> {
   if (config.storage.driver !== 's3') throw new Error('not s3')
   const { bucket, endpoint } = config.storage
   const where = `bucket ${bucket}${endpoint ? ` at ${endpoint}` : ''}`
-  const storage = storageDriver(config.storage)
+  const storage = await storageDriver(config.storage)
   // A HEAD of a missing key answers 404 whether or not the bucket exists, so the probe writes
   // a 2-byte object, reads its size back and deletes it: the three things the server does.
   const key = `doctor/${randomBytes(12).toString('hex')}.txt` as StorageKey

@@ -15,43 +15,12 @@ import { storageDriver } from '../start-up.js'
 import { unfinishedUploadId } from '../uploads/unfinished-keys.js'
 import { readArgs } from './args.js'
 import { type Action, type Mismatch, reconcile } from './reconcile.js'
+import { FILES_USAGE, MISMATCHES_LEFT } from './usage.js'
 import { withStore } from './with-store.js'
 
-/** The command line, for the binary's own usage text. */
-export const FILES_COMMANDS =
-  'ueditor-server files reconcile [--fix] [--grace <duration>] [--quiet]\n' +
-  '       ueditor-server files orphans [--fix] [--grace <duration>] [--quiet]'
-
-/** Exit code when mismatches were found and are still there. */
-export const MISMATCHES_LEFT = 3
+export { MISMATCHES_LEFT }
 
 const DEFAULT_GRACE_MS = 60 * 60 * 1000
-
-export const FILES_USAGE = `Usage: ${FILES_COMMANDS}
-
-reconcile  compares the stored objects with the index rows and lists objects without a row
-           and rows without an object (what a crash can leave). Exit code 0 when nothing is
-           left to fix, ${MISMATCHES_LEFT} when mismatches remain, 1 when it cannot run.
---fix      deletes objects without a row and rows without an object, but only those older
-           than the grace period: an upload in flight stores its object before its row.
-           Only objects named as this server names uploads (the configured *PathFormat and
-           an extension) are ever deleted; any other file is reported as foreign and kept.
---grace    the grace period: 7d, 12h, 30m or a number of seconds (default 1h); 0 with care.
---quiet    print nothing when nothing is left to fix (for cron, which mails any output).
-
-orphans    lists the stored files no document references (docs/documents.md), stored after
-           document tracking started (documents.enabled) and longer ago than the grace
-           period. A reference is a key a document's last save found, in any address form
-           (any host or port, a former CDN, page-relative); publicUrl does not enter into it. Exit code 0 when none are left, ${MISMATCHES_LEFT} when some remain, 1 when it
-           cannot run.
---fix      removes them (index row, then the stored object); their bytes leave the owner's
-           quota. A file a document takes up again in the meantime is kept.
---grace    the grace period: 7d, 12h, 30m or a number of seconds (default documents.orphanGrace,
-           7d).
---quiet    print nothing when no orphan is left (for cron).
-
-Uses the same configuration as "serve" (--env-file, UEDITOR_CONFIG, UEDITOR_* variables);
-never creates an index that does not exist.`
 
 /** `ueditor-server files …`; returns the exit code. */
 export async function runFilesCommand(args: readonly string[]): Promise<number> {
@@ -68,7 +37,7 @@ export async function runFilesCommand(args: readonly string[]): Promise<number> 
   const { fix, quiet } = parsed
   const graceMs = parsed.graceMs ?? DEFAULT_GRACE_MS
   return withStore(async (store, config) => {
-    const storage = storageDriver(config.storage)
+    const storage = await storageDriver(config.storage)
     // Held back under --quiet until it is known whether anything is left to fix; foreign
     // objects are never anything to fix, so --quiet does not list them (only counts them).
     const lines: string[] = []
@@ -151,7 +120,7 @@ async function runOrphans(
       return 0
     }
     const grace = graceMs ?? (parseDuration(config.documents.orphanGrace) as number)
-    const storage = storageDriver(config.storage)
+    const storage = await storageDriver(config.storage)
     try {
       const result = await sweepOrphans(
         { documents: store.documents, storage, log: cliLog },

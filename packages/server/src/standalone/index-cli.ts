@@ -1,19 +1,7 @@
 import { isUeError } from '../shared/errors.js'
 import { readArgs } from './args.js'
+import { INDEX_USAGE } from './usage.js'
 import { withStore } from './with-store.js'
-
-/** The command line, for the binary's own usage text. */
-export const INDEX_COMMANDS = 'ueditor-server index backup <file>'
-
-export const INDEX_USAGE = `Usage: ${INDEX_COMMANDS}
-
-backup  writes a consistent copy of the SQLite index to <file> while the server keeps running
-        (SQLite's VACUUM INTO: readers and writers are not stopped). The copy is written next
-        to <file> and renamed over it, so <file> is always a whole backup. Back up the index
-        before the upload folder (docs/operations.md, Backups). A PostgreSQL index is backed up
-        with pg_dump instead.
-Uses the same configuration as "serve" (--env-file, UEDITOR_CONFIG, UEDITOR_* variables); never
-creates an index that does not exist.`
 
 /** `ueditor-server index …`; returns the exit code. */
 export async function runIndexCommand(args: readonly string[]): Promise<number> {

@@ -1,21 +1,19 @@
 #!/usr/bin/env node
 import { userInfo } from 'node:os'
 import { dirname } from 'node:path'
-import { loadConfig } from '../config/load.js'
 import { isUeError } from '../shared/errors.js'
 import { takeEnvFile } from './args.js'
-import { bannerText } from './banner.js'
-import { runDoctor } from './doctor.js'
 import { applyEnvFile, EnvFileError } from './env-file.js'
-import { FILES_USAGE, runFilesCommand } from './files-cli.js'
-import { INDEX_USAGE, runIndexCommand } from './index-cli.js'
-import { MATERIALS_USAGE, runMaterialsCommand } from './materials-cli.js'
-import { startServer } from './serve.js'
-import { DOCTOR_USAGE, usageText } from './usage.js'
+import { DOCTOR_USAGE, FILES_USAGE, INDEX_USAGE, MATERIALS_USAGE, usageText } from './usage.js'
 import { packageVersion } from './version.js'
 
+/*
+ * Each command loads its own modules when it runs: `--version` and `--help` load none of the
+ * server's, and a maintenance command only the database and storage it uses.
+ */
+
 /** What `ueditor-server <command> --help` prints. */
-const COMMAND_USAGE: Record<string, () => string> = {
+const COMMAND_USAGE: Record<string, () => string | Promise<string>> = {
   serve: usageText,
   doctor: () => `${DOCTOR_USAGE}\n`,
   materials: () => `${MATERIALS_USAGE}\n`,
@@ -26,14 +24,14 @@ const COMMAND_USAGE: Record<string, () => string> = {
 async function main(args: string[]): Promise<number> {
   const envFile = takeEnvFile(args)
   if (envFile && 'problem' in envFile) {
-    process.stderr.write(`${envFile.problem}\n\n${usageText()}`)
+    process.stderr.write(`${envFile.problem}\n\n${await usageText()}`)
     return 2
   }
   const argv = envFile === undefined ? args : args.filter((_, i) => !envFile.positions.has(i))
   const command = argv[0] ?? 'serve'
   const help = COMMAND_USAGE[command]
   if (help && argv.slice(1).some((a) => a === '--help' || a === '-h')) {
-    process.stdout.write(help())
+    process.stdout.write(await help())
     return 0
   }
   if (envFile !== undefined) {
@@ -47,22 +45,27 @@ async function main(args: string[]): Promise<number> {
   }
   quietSdkNotice(process.env)
   if (command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(usageText())
+    process.stdout.write(await usageText())
     return 0
   }
   if (command === '--version' || command === '-v' || command === 'version') {
     process.stdout.write(`${packageVersion()}\n`)
     return 0
   }
-  if (command === 'materials') return runMaterialsCommand(argv.slice(1))
-  if (command === 'files') return runFilesCommand(argv.slice(1))
-  if (command === 'index') return runIndexCommand(argv.slice(1))
-  if (command === 'doctor' && argv.length === 1) return runDoctor()
+  if (command === 'materials')
+    return (await import('./materials-cli.js')).runMaterialsCommand(argv.slice(1))
+  if (command === 'files') return (await import('./files-cli.js')).runFilesCommand(argv.slice(1))
+  if (command === 'index') return (await import('./index-cli.js')).runIndexCommand(argv.slice(1))
+  if (command === 'doctor' && argv.length === 1) return (await import('./doctor.js')).runDoctor()
   if (command !== 'serve' || argv.length > 1) {
     const what = command === 'serve' ? `argument "${argv[1]}"` : `command "${command}"`
-    process.stderr.write(`Unknown ${what}.\n\n${usageText()}`)
+    process.stderr.write(`Unknown ${what}.\n\n${await usageText()}`)
     return 2
   }
+  const [{ startServer }, { bannerText }] = await Promise.all([
+    import('./serve.js'),
+    import('./banner.js'),
+  ])
   const server = await startServer()
   process.stderr.write(bannerText(server, packageVersion()))
   await new Promise<void>((resolve) => {
@@ -97,10 +100,14 @@ function quietSdkNotice(env: NodeJS.ProcessEnv): void {
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (err: unknown) => {
+  async (err: unknown) => {
     const listen = err as NodeJS.ErrnoException & { address?: string; port?: number }
     if (isUeError(err) && err.code === 'UE_CONFIG_INVALID') {
       process.stderr.write(`Invalid configuration:${err.detail ?? ''}\n`)
+    } else if (isUeError(err) && err.code === 'UE_DEPENDENCY_MISSING') {
+      process.stderr.write(
+        `ueditor-server cannot start (UE_DEPENDENCY_MISSING): a package is not installed:${err.detail ?? ''}\n`,
+      )
     } else if (listen.syscall === 'listen') {
       const why = listen.code === 'EADDRINUSE' ? 'the port is in use' : listen.code
       process.stderr.write(
@@ -108,7 +115,7 @@ main(process.argv.slice(2)).then(
           'Stop the other server or choose another port (PORT, http.port); nothing was written.\n',
       )
     } else if (isPermissionError(err)) {
-      process.stderr.write(permissionText(err))
+      process.stderr.write(await permissionText(err))
     } else {
       process.stderr.write(`ueditor-server failed to start: ${(err as Error).message}\n`)
     }
@@ -122,7 +129,7 @@ function isPermissionError(err: unknown): err is NodeJS.ErrnoException & { path:
 }
 
 /** A folder the server may not write to: which one, as which user, and how to fix it. */
-function permissionText(err: NodeJS.ErrnoException & { path: string }): string {
+async function permissionText(err: NodeJS.ErrnoException & { path: string }): Promise<string> {
   const uid = process.getuid?.() ?? -1
   let username = `uid ${uid}`
   try {
@@ -132,6 +139,7 @@ function permissionText(err: NodeJS.ErrnoException & { path: string }): string {
   }
   let dataDir: string | undefined
   try {
+    const { loadConfig } = await import('../config/load.js')
     dataDir = loadConfig().dataDir
   } catch {
     // The config loaded once already; if it no longer does, the path alone is the hint.

@@ -4,21 +4,8 @@ import { exportMaterials, importMaterials, type TransferCounts } from '../materi
 import { isUeError } from '../shared/errors.js'
 import { parseJsonSafely } from '../shared/json-body.js'
 import { readArgs } from './args.js'
+import { MATERIALS_USAGE } from './usage.js'
 import { withStore } from './with-store.js'
-
-/** The command lines, for the binary's own usage text. */
-export const MATERIALS_COMMANDS = `ueditor-server materials import <file.json> [--create-index]
-       ueditor-server materials export [file.json]`
-
-export const MATERIALS_USAGE = `Usage: ${MATERIALS_COMMANDS}
-
-import  upserts categories, then materials, by id (running it twice changes nothing);
-        the whole file is validated first and written in one transaction.
-        --create-index: a new install has no index before its first start; create it
-        (import before the first start also keeps the demo materials out).
-export  writes every category and material as JSON (to stdout without a file).
-Both use the same configuration as "serve" (--env-file, UEDITOR_CONFIG, UEDITOR_* variables).
-Without --create-index neither creates an index that does not exist.`
 
 /** `ueditor-server materials …`; returns the exit code. */
 export async function runMaterialsCommand(args: readonly string[]): Promise<number> {

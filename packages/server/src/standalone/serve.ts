@@ -9,6 +9,7 @@ import { type NodeHandler, toNodeHandler } from '../http/node.js'
 import { createUeditorServer, type UeditorOptions, type UeditorServer } from '../server.js'
 import { UeError } from '../shared/errors.js'
 import { consoleLogger } from '../shared/log.js'
+import { checkPackages } from '../shared/optional-deps.js'
 import { errorParts } from '../shared/respond.js'
 import { loadOptionsOf } from '../start-up.js'
 
@@ -27,9 +28,10 @@ export interface RunningServer {
 /** The standalone server: one node:http server in front of `ue.fetch`. */
 export async function startServer(options: UeditorOptions = {}): Promise<RunningServer> {
   // The port is taken before anything is written: a start that cannot listen (port in use,
-  // no permission) or may not listen there fails before the data folder, the index or the
-  // temp spool are created.
+  // no permission) or may not listen there, or lacks a package its settings need, fails
+  // before the data folder, the index or the temp spool are created.
   const config = loadConfig(loadOptionsOf(options))
+  checkPackages(config)
   const { http: cfg } = config
   const verdict = bindVerdict(
     cfg.host,

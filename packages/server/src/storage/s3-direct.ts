@@ -1,5 +1,6 @@
 import type { ListMultipartUploadsCommandOutput, S3Client } from '@aws-sdk/client-s3'
 import { UeError } from '../shared/errors.js'
+import { importOptional } from '../shared/optional-deps.js'
 import type { StorageKey } from '../shared/types.js'
 import { checkedKey } from './checks.js'
 import { keyPrefix, type S3StorageOptions, s3ClientConfig } from './s3.js'
@@ -61,13 +62,19 @@ export interface DirectBucket {
 type Sdk = typeof import('@aws-sdk/client-s3')
 
 const DISPOSITION = 'attachment'
+/** The setting that asks for the signing packages (optional dependencies). */
+const DIRECT = 'direct.enabled with S3 storage'
 
 /** The bucket of the S3 storage driver, for direct uploads (same options, its own client). */
 export function s3DirectBucket(o: S3StorageOptions): DirectBucket {
   const prefix = keyPrefix(o)
   let connection: Promise<{ sdk: Sdk; client: S3Client }> | undefined
   const connect = () => {
-    connection ??= import('@aws-sdk/client-s3').then((sdk) => ({
+    connection ??= importOptional(
+      '@aws-sdk/client-s3',
+      'storage.driver "s3"',
+      () => import('@aws-sdk/client-s3'),
+    ).then((sdk) => ({
       sdk,
       client: new sdk.S3Client(s3ClientConfig(o)),
     }))
@@ -83,7 +90,11 @@ export function s3DirectBucket(o: S3StorageOptions): DirectBucket {
   return {
     async signPost(key, p) {
       const { client } = await connect()
-      const { createPresignedPost } = await import('@aws-sdk/s3-presigned-post')
+      const { createPresignedPost } = await importOptional(
+        '@aws-sdk/s3-presigned-post',
+        DIRECT,
+        () => import('@aws-sdk/s3-presigned-post'),
+      )
       try {
         const { url, fields } = await createPresignedPost(client, {
           Bucket,
@@ -122,7 +133,11 @@ export function s3DirectBucket(o: S3StorageOptions): DirectBucket {
 
     async signPart(key, uploadId, partNumber, expiresSeconds) {
       const { sdk, client } = await connect()
-      const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner')
+      const { getSignedUrl } = await importOptional(
+        '@aws-sdk/s3-request-presigner',
+        DIRECT,
+        () => import('@aws-sdk/s3-request-presigner'),
+      )
       const command = new sdk.UploadPartCommand({
         Bucket,
         Key: Key(key),

@@ -6,6 +6,7 @@ import type {
   S3ClientConfig,
 } from '@aws-sdk/client-s3'
 import { isUeError, UeError } from '../shared/errors.js'
+import { importOptional } from '../shared/optional-deps.js'
 import type { StorageKey } from '../shared/types.js'
 import { checkedKey, checkRange } from './checks.js'
 import type { ListedObject, PutMeta, StorageDriver, StoredObject } from './driver.js'
@@ -74,7 +75,11 @@ export function s3Storage(o: S3StorageOptions): StorageDriver {
   // The SDK is large; it is loaded only by deployments that use this driver.
   function connect(): Promise<{ sdk: SdkModule; client: S3Client }> {
     if (closed) return Promise.reject(new UeError('UE_STORAGE_FAILED', { detail: 'closed' }))
-    connection ??= import('@aws-sdk/client-s3').then((sdk) => ({
+    connection ??= importOptional(
+      '@aws-sdk/client-s3',
+      'storage.driver "s3"',
+      () => import('@aws-sdk/client-s3'),
+    ).then((sdk) => ({
       sdk,
       client: new sdk.S3Client(s3ClientConfig(o)),
     }))

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises'
 import type { Socket } from 'node:net'
 import type { Readable } from 'node:stream'
-import { Agent, buildConnector, request } from 'undici'
+import type { Agent, buildConnector } from 'undici'
 import { deadline } from '../../shared/deadline.js'
 import { isUeError, UeError } from '../../shared/errors.js'
 import type { Spool, SpooledFile } from '../temp-file.js'
@@ -86,6 +86,10 @@ export interface RemoteFetcher {
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308])
 
+// undici loads with the first capture: most servers never capture an image.
+let loaded: Promise<typeof import('undici')> | undefined
+const undici = () => (loaded ??= import('undici'))
+
 /**
  * The catcher's HTTP client. Every connection goes through a guarded connector that resolves
  * the host, checks every resolved address against the policy and dials the checked address
@@ -99,6 +103,7 @@ export function createRemoteFetcher(o: RemoteFetcherOptions): RemoteFetcher {
   const agents = new Set<Agent>()
 
   async function fetchImage(url: URL, f: FetchImageOptions): Promise<SpooledFile> {
+    const { Agent } = await undici()
     const limit = deadline(
       o.timeoutMs,
       () => new UeError('UE_REMOTE_FAILED', { detail: 'source deadline' }),
@@ -126,6 +131,7 @@ export function createRemoteFetcher(o: RemoteFetcherOptions): RemoteFetcher {
     signal: AbortSignal,
     agent: Agent,
   ): Promise<SpooledFile> {
+    const { request } = await undici()
     let current = url
     for (let hop = 0; ; hop++) {
       const response = await request(current, {
@@ -288,9 +294,11 @@ async function checkedDial(
 
 /** The real dialer: undici's own connector (TLS sessions, SNI), given a literal address. */
 function undiciDialer(o: { connectTimeoutMs: number }): Dialer {
-  const connector = buildConnector({ timeout: o.connectTimeoutMs })
-  return (target) =>
-    new Promise((resolve, reject) => {
+  let made: ReturnType<typeof buildConnector> | undefined
+  return async (target) => {
+    made ??= (await undici()).buildConnector({ timeout: o.connectTimeoutMs })
+    const connector = made
+    return new Promise((resolve, reject) => {
       const servername =
         target.protocol === 'https:' && !isIpLiteral(target.hostname) ? target.hostname : undefined
       connector(
@@ -304,4 +312,5 @@ function undiciDialer(o: { connectTimeoutMs: number }): Dialer {
         (err, socket) => (err ? reject(err) : resolve(socket as Socket)),
       )
     })
+  }
 }

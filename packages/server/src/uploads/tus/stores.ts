@@ -4,11 +4,11 @@ import { join } from 'node:path'
 import { type Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { FileStore } from '@tus/file-store'
-import { S3Store } from '@tus/s3-store'
 import { type DataStore, ERRORS } from '@tus/server'
 import type { ServerConfig } from '../../config/load.js'
 import type { UploadRow } from '../../db/upload-ledger.js'
 import { diskFullCode, storageFull } from '../../shared/errors.js'
+import { importOptional } from '../../shared/optional-deps.js'
 import type { Logger, StorageKey } from '../../shared/types.js'
 import type { StorageDriver } from '../../storage/driver.js'
 import type { FinishedBytes, UnfinishedBytes } from '../unfinished.js'
@@ -30,7 +30,12 @@ export interface TusPlace extends UnfinishedBytes {
   finished(id: string): FinishedBytes
 }
 
-export function tusPlace(config: ServerConfig, storage: StorageDriver, log: Logger): TusPlace {
+/** Each store's package loads only for its storage: the S3 one (an optional dependency) pulls the AWS SDK. */
+export async function tusPlace(
+  config: ServerConfig,
+  storage: StorageDriver,
+  log: Logger,
+): Promise<TusPlace> {
   const expirationPeriodInMilliseconds = config.uploads.expiryMs
   const c = config.storage
   if (c.driver === 'local') {
@@ -59,6 +64,11 @@ export function tusPlace(config: ServerConfig, storage: StorageDriver, log: Logg
   const bucketPrefix = c.prefix ? (c.prefix.endsWith('/') ? c.prefix : `${c.prefix}/`) : ''
   const storePrefix = `${bucketPrefix}${TUS_FOLDER}/`
   const { accessKeyId, secretAccessKey } = c
+  const { S3Store } = await importOptional(
+    '@tus/s3-store',
+    'tus.enabled with S3 storage',
+    () => import('@tus/s3-store'),
+  )
   const datastore = new S3Store({
     expirationPeriodInMilliseconds,
     // Expiry is the ledger's sweep: tags would need a lifecycle rule of the bucket's own.
