@@ -1,7 +1,6 @@
 import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { CamelCasePlugin, Kysely, sql } from 'kysely'
-import type { Pool } from 'pg'
 import { UeError } from '../shared/errors.js'
 import { createAiUsageStore } from './ai-usage.js'
 import { createDocumentRepository } from './document-repo.js'
@@ -122,7 +121,7 @@ function storeOver(
   db: Kysely<DbSchema>,
   dialect: MetadataStore['dialect'],
   snapshots?: SyncSnapshots,
-  pool?: Pool,
+  pool?: MetadataStore['limitsClient'],
 ): MetadataStore {
   let closing: Promise<void> | undefined
   return {

@@ -234,12 +234,20 @@ async function runningServer(
   const base = `http://${target.includes(':') ? `[${target}]` : target}:${port}`
   const id = `doctor-${randomBytes(8).toString('hex')}`
   const get = async (path: string) => {
-    const res = await fetch(`${base}${path}`, {
-      headers: { 'x-request-id': id },
-      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
-    })
-    const body = (await res.json().catch(() => null)) as Record<string, unknown> | null
-    return { status: res.status, echoed: res.headers.get('x-request-id') === id, body }
+    // A timer that holds the process: a peer that drops the connection can leave fetch waiting
+    // with nothing else alive, and AbortSignal.timeout's own timer would not keep doctor running.
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(), PROBE_TIMEOUT_MS)
+    try {
+      const res = await fetch(`${base}${path}`, {
+        headers: { 'x-request-id': id },
+        signal: controller.signal,
+      })
+      const body = (await res.json().catch(() => null)) as Record<string, unknown> | null
+      return { status: res.status, echoed: res.headers.get('x-request-id') === id, body }
+    } finally {
+      clearTimeout(timer)
+    }
   }
   try {
     const health = await get('/healthz')

@@ -98,9 +98,24 @@ function quietSdkNotice(env: NodeJS.ProcessEnv): void {
   env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'
 }
 
+// A command whose work stops waiting on nothing would end the process with status 0 and no
+// word; say so and fail instead.
+let settled = false
+process.once('beforeExit', () => {
+  if (settled) return
+  process.stderr.write(
+    'ueditor-server: the command stopped before it finished (an internal error)\n',
+  )
+  process.exitCode = 70
+})
+
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => {
+    settled = true
+    process.exit(code)
+  },
   async (err: unknown) => {
+    settled = true
     const listen = err as NodeJS.ErrnoException & { address?: string; port?: number }
     if (isUeError(err) && err.code === 'UE_CONFIG_INVALID') {
       process.stderr.write(`Invalid configuration:${err.detail ?? ''}\n`)

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { ENV_VARS } from '../../src/config/env-vars.js'
 import { loadConfig } from '../../src/config/load.js'
@@ -13,6 +12,7 @@ import {
   neededPackages,
 } from '../../src/shared/optional-deps.js'
 import { envHelpLines } from '../../src/standalone/env-help.js'
+import { test } from '../helpers/test.js'
 
 const configOf = (overrides: object) => loadConfig({ env: {}, overrides })
 const names = (overrides: object) => neededPackages(configOf(overrides)).map((n) => n.package)
