@@ -116,14 +116,16 @@ export function createUploadGate(
       const queue = queues.get(key) ?? []
       queues.set(key, queue)
       const ended = events.queued()
+      // Whoever ends the wait (a slot handed over, possibly already shifted off the queue by
+      // the releaser; the deadline; a hang-up) stops the timers, so none outlives the wait.
       const leaveQueue = () => {
+        clearTimeout(timer)
+        clearInterval(retry)
+        clientGone?.removeEventListener('abort', onGone)
         const at = queue.indexOf(handOver)
         if (at < 0) return false
         queue.splice(at, 1)
         if (queue.length === 0 && queues.get(key) === queue) queues.delete(key)
-        clearTimeout(timer)
-        clearInterval(retry)
-        clientGone?.removeEventListener('abort', onGone)
         return true
       }
       const leave = (outcome: QueueOutcome, error: UeError) => {
