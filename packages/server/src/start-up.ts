@@ -13,6 +13,7 @@ import type { EventHandlers } from './events/types.js'
 import { startWebhookWorker } from './events/webhooks.js'
 import { createFormulaHandler, type FormulaHandler } from './formula/handler.js'
 import { createStaticSite } from './http/static-site.js'
+import { metafileOptions, withMetafiles } from './images/metafile.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
 import { sharpProcessor } from './images/sharp.js'
 import {
@@ -118,9 +119,11 @@ export async function startUp(
         : null
     if (bucket) closers.push(() => bucket.close())
 
-    const { enabled, ...imageOptions } = config.images
+    const { enabled, metafiles: _metafiles, ...imageOptions } = config.images
     const images = metrics.timeImages(
-      enabled ? await sharpProcessor(imageOptions) : passthroughProcessor,
+      enabled
+        ? withMetafiles(await sharpProcessor(imageOptions), metafileOptions(config))
+        : passthroughProcessor,
     )
     const remote = createRemoteFetcher({
       ...config.catcher,

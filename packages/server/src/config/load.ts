@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { METAFILE_EXTS } from '../images/metafile-header.js'
+import { findSoffice } from '../images/soffice.js'
 import { UeError } from '../shared/errors.js'
 import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import { pageKeyProblems, withAiDriver } from './ai-driver.js'
@@ -114,7 +116,13 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
     site: cfg.site.dir ? { ...cfg.site, dir: resolve(cwd, cfg.site.dir) } : cfg.site,
     editor: withOwnHosts(
       withDirectUploads(
-        withAiDriver(withFormulaRenderer(withStoredImageExts(cfg.editor, cfg.images), cfg), cfg),
+        withAiDriver(
+          withFormulaRenderer(
+            withMetafileExts(withStoredImageExts(cfg.editor, cfg.images), cfg.images),
+            cfg,
+          ),
+          cfg,
+        ),
         cfg,
       ),
       publicUrl,
@@ -140,6 +148,27 @@ function withStoredImageExts(
     imageManagerAllowFiles: add(editor.imageManagerAllowFiles),
     fileManagerAllowFiles: add(editor.fileManagerAllowFiles),
   }
+}
+
+/**
+ * Word pictures are image types only where they can become PNGs: with the pipeline on and
+ * LibreOffice found, the image actions accept them (and the config answer says so); otherwise
+ * they are taken out of the lists, and an upload of one is refused as UE_CONVERTER_UNAVAILABLE.
+ */
+function withMetafileExts(
+  editor: ParsedServerConfig['editor'],
+  images: ParsedServerConfig['images'],
+): ParsedServerConfig['editor'] {
+  const on = metafilesAvailable(images)
+  const list = editor.imageAllowFiles.filter((ext) => !METAFILE_EXTS.includes(ext))
+  return { ...editor, imageAllowFiles: on ? [...list, ...METAFILE_EXTS] : list }
+}
+
+/** Whether Word pictures are converted: the pipeline and conversion on, LibreOffice found. */
+export function metafilesAvailable(images: ParsedServerConfig['images']): boolean {
+  return (
+    images.enabled && images.metafiles.enabled && findSoffice(images.metafiles.soffice) !== null
+  )
 }
 
 type SourceOf = (path: readonly string[], withValue?: boolean) => string

@@ -60,6 +60,8 @@ export const CODES = {
   UE_UPLOAD_PENDING: { status: 200 },
   UE_INDEX_NEWER: { status: 500 },
   UE_DOCUMENT_TOO_COMPLEX: { status: 422 },
+  UE_CONVERTER_UNAVAILABLE: { status: 415 },
+  UE_CONVERSION_FAILED: { status: 422 },
 } as const satisfies Record<string, { status: number }>
 
 export type UeErrorCode = keyof typeof CODES
