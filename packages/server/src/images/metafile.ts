@@ -122,14 +122,22 @@ async function drawAtBounds(
     .replace(/\sviewBox="[^"]*"/, ` viewBox="${box[1]} ${box[2]} ${box[3]} ${box[4]}"`)
     .replace(/\spreserveAspectRatio="[^"]*"/, ' preserveAspectRatio="none"')
   const cut = svg.slice(0, root.index) + newRoot + svg.slice(root.index + root[0].length)
+  let png: Buffer
   try {
-    return await sharp(Buffer.from(cut), { density: 96, limitInputPixels: maxPixels })
+    // At sharp's default density an SVG pixel is one PNG pixel.
+    png = await sharp(Buffer.from(cut), { limitInputPixels: maxPixels })
       .timeout({ seconds: 10 })
+      .ensureAlpha()
       .png()
       .toBuffer()
   } catch (cause) {
     throw new UeError('UE_CONVERSION_FAILED', { detail: 'drawing not drawable', cause })
   }
+  // Broken records often leave LibreOffice with an empty picture: nothing to store.
+  const { channels } = await sharp(png).stats()
+  if ((channels[3]?.max ?? 0) === 0)
+    throw new UeError('UE_CONVERSION_FAILED', { detail: 'nothing drawn' })
+  return png
 }
 
 /** The converter's options from the server config: LibreOffice where `soffice` points, if found. */

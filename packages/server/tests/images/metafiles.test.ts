@@ -24,12 +24,12 @@ interface Answer {
 async function upload(srv: TestServer, bytes: Buffer, name: string): Promise<Answer> {
   const form = new FormData()
   form.append('upfile', blob(bytes), name)
-  const res = await fetch(srv.action('uploadimage'), { method: 'POST', body: form })
+  const res = await fetch(srv.action('image'), { method: 'POST', body: form })
   return (await res.json()) as Answer
 }
 
 async function listed(srv: TestServer): Promise<number> {
-  const res = await fetch(`${srv.action('listimage')}&start=0&size=100`)
+  const res = await fetch(srv.action('listImage', 'start=0&size=100'))
   const body = (await res.json()) as { list?: unknown[] }
   return body.list?.length ?? 0
 }
