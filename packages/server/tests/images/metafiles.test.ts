@@ -47,7 +47,7 @@ function redWmf(right = 1440, bottom = 720, inch = 1440): Buffer {
   rec(0x041b, bottom, right, 0, 0) // RECTANGLE bottom, right, top, left
   rec(0x0000) // EOF
   const body = Buffer.alloc(words.length * 2)
-  words.forEach((w, i) => body.writeUInt16LE(w & 0xffff, i * 2))
+  for (const [i, w] of words.entries()) body.writeUInt16LE(w & 0xffff, i * 2)
   const header = Buffer.alloc(18)
   header.writeUInt16LE(1, 0)
   header.writeUInt16LE(9, 2)
