@@ -12,6 +12,7 @@ import { createEvents, type Events } from './events/publisher.js'
 import type { EventHandlers } from './events/types.js'
 import type { FormulaHandler } from './formula/handler.js'
 import { createStaticSite } from './http/static-site.js'
+import { metafileOptions, withMetafiles } from './images/metafile.js'
 import { type ImageProcessor, passthroughProcessor } from './images/processor.js'
 import { sharpProcessor } from './images/sharp.js'
 import {
@@ -117,9 +118,11 @@ export async function startUp(
         : null
     if (bucket) closers.push(() => bucket.close())
 
-    const { enabled, ...imageOptions } = config.images
+    const { enabled, metafiles: _metafiles, ...imageOptions } = config.images
     const images = metrics.timeImages(
-      enabled ? await sharpProcessor(imageOptions) : passthroughProcessor,
+      enabled
+        ? withMetafiles(await sharpProcessor(imageOptions), metafileOptions(config))
+        : passthroughProcessor,
     )
     const remote = createRemoteFetcher({
       ...config.catcher,

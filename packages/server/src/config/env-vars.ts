@@ -100,6 +100,7 @@ const LINES: readonly EnvLine[] = [
   ['UEDITOR_IMAGES_KEEP_METADATA', 'images.keepMetadata'],
   ['UEDITOR_IMAGES_FORMAT', 'images.format'],
   ['UEDITOR_IMAGES_QUALITY', 'images.quality'],
+  ['UEDITOR_IMAGES_SOFFICE', 'images.metafiles.soffice'],
   ['UEDITOR_IMAGES_WATERMARK', 'images.watermark.file'],
   ['UEDITOR_LIMIT_UPLOADS_PER_MINUTE', 'limits.uploadsPerMinute'],
   ['UEDITOR_LIMIT_CONCURRENT_UPLOADS', 'limits.concurrentUploads'],

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { UeError } from '../shared/errors.js'
+import { METAFILE_EXTS } from '../shared/metafile-header.js'
 import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
+import { findSoffice } from '../shared/soffice-path.js'
 import { pageKeyProblems, withAiDriver } from './ai-driver.js'
 import { withDirectUploads } from './direct-url.js'
 import { ENV_VARS, envLayer } from './env-vars.js'
@@ -115,7 +117,13 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
     site: cfg.site.dir ? { ...cfg.site, dir: resolve(cwd, cfg.site.dir) } : cfg.site,
     editor: withOwnHosts(
       withDirectUploads(
-        withAiDriver(withFormulaRenderer(withStoredImageExts(cfg.editor, cfg.images), cfg), cfg),
+        withAiDriver(
+          withFormulaRenderer(
+            withMetafileExts(withStoredImageExts(cfg.editor, cfg.images), cfg.images),
+            cfg,
+          ),
+          cfg,
+        ),
         cfg,
       ),
       publicUrl,
@@ -141,6 +149,27 @@ function withStoredImageExts(
     imageManagerAllowFiles: add(editor.imageManagerAllowFiles),
     fileManagerAllowFiles: add(editor.fileManagerAllowFiles),
   }
+}
+
+/**
+ * Word pictures are image types only where they can become PNGs: with the pipeline on and
+ * LibreOffice found, the image actions accept them (and the config answer says so); otherwise
+ * they are taken out of the lists, and an upload of one is refused as UE_CONVERTER_UNAVAILABLE.
+ */
+function withMetafileExts(
+  editor: ParsedServerConfig['editor'],
+  images: ParsedServerConfig['images'],
+): ParsedServerConfig['editor'] {
+  const on = metafilesAvailable(images)
+  const list = editor.imageAllowFiles.filter((ext) => !METAFILE_EXTS.includes(ext))
+  return { ...editor, imageAllowFiles: on ? [...list, ...METAFILE_EXTS] : list }
+}
+
+/** Whether Word pictures are converted: the pipeline and conversion on, LibreOffice found. */
+export function metafilesAvailable(images: ParsedServerConfig['images']): boolean {
+  return (
+    images.enabled && images.metafiles.enabled && findSoffice(images.metafiles.soffice) !== null
+  )
 }
 
 type SourceOf = (path: readonly string[], withValue?: boolean) => string

@@ -524,6 +524,20 @@ export const ServerConfigSchema = z.strictObject({
       maxQueuedPerClient: z.number().int().min(1).default(16),
       /** Per image, counted from the moment it is queued. */
       timeoutSeconds: z.number().int().positive().default(30),
+      /** Word pictures (EMF/WMF/EMZ/WMZ) converted to PNG by LibreOffice (docs/word.md). */
+      metafiles: z
+        .strictObject({
+          enabled: z.boolean().default(true),
+          /** The LibreOffice executable: a path, or a name looked up on PATH. */
+          soffice: z.string().min(1).default('soffice'),
+          /** Conversions at once; each runs one LibreOffice process. */
+          concurrency: z.number().int().min(1).max(16).default(1),
+          maxQueued: z.number().int().min(1).default(32),
+          maxQueuedPerClient: z.number().int().min(1).default(4),
+          /** Per picture, counted from the moment it is queued. */
+          timeoutSeconds: z.number().int().min(2).max(600).default(30),
+        })
+        .prefault({}),
       watermark: z
         .strictObject({
           file: z.string().min(1),

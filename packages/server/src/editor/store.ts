@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs'
 import { dirname } from 'node:path'
+import { metafilesAvailable } from '../config/load.js'
 import type { FileEntry } from '../db/types.js'
 import type { ImagePolicy } from '../images/processor.js'
 import { cleanOriginalName } from '../ingest/display-name.js'
@@ -7,6 +8,7 @@ import { renderKey } from '../ingest/keys.js'
 import { type ContentType, decideContentType } from '../ingest/sniff.js'
 import type { SpooledFile } from '../ingest/temp-file.js'
 import { diskFullCode, storageFull, UeError } from '../shared/errors.js'
+import { METAFILE_EXTS } from '../shared/metafile-header.js'
 import type { Category, StorageKey } from '../shared/types.js'
 import { IMAGE_CATEGORIES, type UploadRule } from './action-table.js'
 import type { Actor, EditorDeps } from './deps.js'
@@ -17,6 +19,13 @@ const KEY_ATTEMPTS = 3
 
 /** The type an upload's first bytes must agree with; refuses as `decideContentType` does. */
 export function vetHead(deps: EditorDeps, rule: UploadRule, head: Uint8Array, claimedExt: string) {
+  if (
+    METAFILE_EXTS.includes(claimedExt) &&
+    !rule.allowFiles.includes(claimedExt) &&
+    IMAGE_CATEGORIES.includes(rule.category) &&
+    !metafilesAvailable(deps.config.images)
+  )
+    return Promise.reject(new UeError('UE_CONVERTER_UNAVAILABLE'))
   return decideContentType(head, claimedExt, rule.allowFiles, {
     allowActiveContent: deps.config.security.allowActiveContent,
   })

@@ -1,4 +1,5 @@
 import { UeError } from '../shared/errors.js'
+import { METAFILE_EXTS, metafileExtAgrees } from '../shared/metafile-header.js'
 
 // file-type loads with the first file it checks, not at start.
 let fileType: Promise<typeof import('file-type')> | undefined
@@ -57,6 +58,13 @@ const BINARY_KINDS: Record<string, readonly string[]> = {
   '.pptx': ['pptx', 'zip'],
 }
 
+const METAFILE_MIME: Record<string, string> = {
+  '.emf': 'image/emf',
+  '.wmf': 'image/wmf',
+  '.emz': 'application/gzip',
+  '.wmz': 'application/gzip',
+}
+
 const TEXT_TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
   '.md': 'text/plain; charset=utf-8',
@@ -85,6 +93,11 @@ export async function decideContentType(
   o: { allowActiveContent: boolean },
 ): Promise<ContentType> {
   if (!claimedExt || !allowFiles.includes(claimedExt)) throw new UeError('UE_TYPE_NOT_ALLOWED')
+  if (METAFILE_EXTS.includes(claimedExt)) {
+    // Word pictures: file-type knows none of them; their own signatures decide.
+    if (!metafileExtAgrees(claimedExt, head)) throw new UeError('UE_CONTENT_MISMATCH')
+    return { ext: claimedExt, mime: METAFILE_MIME[claimedExt] as string }
+  }
   const sniffed = await fileTypeFromBuffer(head)
   const kinds = BINARY_KINDS[claimedExt]
   if (sniffed) {

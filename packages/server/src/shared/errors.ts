@@ -61,6 +61,8 @@ export const CODES = {
   UE_INDEX_NEWER: { status: 500 },
   UE_DOCUMENT_TOO_COMPLEX: { status: 422 },
   UE_DEPENDENCY_MISSING: { status: 500 },
+  UE_CONVERTER_UNAVAILABLE: { status: 415 },
+  UE_CONVERSION_FAILED: { status: 422 },
 } as const satisfies Record<string, { status: number }>
 
 export type UeErrorCode = keyof typeof CODES

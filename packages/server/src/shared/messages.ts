@@ -63,6 +63,8 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_INDEX_NEWER: '文件索引属于更新版本的服务器，请升级服务器',
     UE_DOCUMENT_TOO_COMPLEX: '文章结构过于复杂，无法保存',
     UE_DEPENDENCY_MISSING: '服务器缺少配置所需的组件',
+    UE_CONVERTER_UNAVAILABLE: '服务器未安装 Word 图片转换程序，无法接收 EMF/WMF 图片',
+    UE_CONVERSION_FAILED: 'Word 图片（EMF/WMF）无法转换，文件可能已损坏',
   },
   en: {
     UE_ACTION_UNKNOWN: 'Unknown action',
@@ -124,6 +126,8 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_INDEX_NEWER: 'The file index belongs to a newer release of the server; upgrade the server',
     UE_DOCUMENT_TOO_COMPLEX: 'The article is too complex to save',
     UE_DEPENDENCY_MISSING: 'A package the server configuration needs is not installed',
+    UE_CONVERTER_UNAVAILABLE: 'This server cannot convert Word pictures (EMF/WMF)',
+    UE_CONVERSION_FAILED: 'The Word picture (EMF/WMF) could not be converted; it may be damaged',
   },
 }
 

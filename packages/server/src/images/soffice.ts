@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { open } from 'node:fs/promises'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { UeError } from '../shared/errors.js'
+
+export { findSoffice } from '../shared/soffice-path.js'
+
+/** `unshare -n` cuts the conversion off the network; it needs root (or user namespaces). */
+const UNSHARE = ['/usr/bin/unshare', '/bin/unshare'].find((p) => existsSync(p))
+const CAN_UNSHARE = UNSHARE !== undefined && process.getuid?.() === 0
+
+/** Whether conversions run without a network (`unshare -n` as root); otherwise see docs/word.md. */
+export const convertsOffline = CAN_UNSHARE
+
+/**
+ * Runs `soffice --headless --convert-to svg` on `input` inside `workDir` (its own profile there, so
+ * conversions never share a LibreOffice instance), in its own process group, killed whole at
+ * `timeoutMs`. Answers the SVG text, at most `maxBytes`.
+ */
+export async function sofficeToSvg(
+  soffice: string,
+  input: string,
+  workDir: string,
+  timeoutMs: number,
+  maxBytes: number,
+): Promise<string> {
+  const args = [
+    '--headless',
+    '--norestore',
+    '--nolockcheck',
+    '--nodefault',
+    `-env:UserInstallation=${pathToFileURL(join(workDir, 'profile')).href}`,
+    '--convert-to',
+    'svg:draw_svg_Export',
+    '--outdir',
+    join(workDir, 'out'),
+    input,
+  ]
+  const [cmd, argv] = CAN_UNSHARE ? [UNSHARE as string, ['-n', soffice, ...args]] : [soffice, args]
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(cmd, argv, {
+      cwd: workDir,
+      detached: true,
+      stdio: 'ignore',
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: workDir,
+        TMPDIR: workDir,
+        LANG: 'C.UTF-8',
+      },
+    })
+    const kill = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL')
+      } catch {}
+    }
+    const timer = setTimeout(() => {
+      kill()
+      reject(new UeError('UE_CONVERSION_FAILED', { detail: 'conversion took too long' }))
+    }, timeoutMs)
+    child.on('error', (cause) => {
+      clearTimeout(timer)
+      reject(new UeError('UE_CONVERTER_UNAVAILABLE', { cause }))
+    })
+    child.on('exit', () => {
+      clearTimeout(timer)
+      // soffice may leave helpers behind in its group: none outlives the conversion.
+      kill()
+      resolve()
+    })
+  })
+  const name = (input.split('/').pop() ?? '').replace(/\.[^.]*$/, '.svg')
+  let fh: Awaited<ReturnType<typeof open>>
+  try {
+    fh = await open(join(workDir, 'out', name), 'r')
+  } catch (cause) {
+    throw new UeError('UE_CONVERSION_FAILED', { detail: 'no drawing came out', cause })
+  }
+  try {
+    const { size } = await fh.stat()
+    if (size > maxBytes) throw new UeError('UE_IMAGE_TOO_LARGE', { detail: 'drawing too large' })
+    return (await fh.readFile()).toString('utf8')
+  } finally {
+    await fh.close()
+  }
+}

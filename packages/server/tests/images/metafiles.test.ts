@@ -1,0 +1,206 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { gzipSync } from 'node:zlib'
+import sharp from 'sharp'
+import { findSoffice } from '../../src/images/soffice.js'
+import { blob } from '../helpers/fixtures.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
+import { describe, test } from '../helpers/test.js'
+
+const SOFFICE = findSoffice('soffice')
+const INSTALL = 'LibreOffice is missing: apt-get install libreoffice-draw-nogui'
+
+interface Answer {
+  state: string
+  url: string
+  type: string
+  code?: string
+}
+
+async function upload(srv: TestServer, bytes: Buffer, name: string): Promise<Answer> {
+  const form = new FormData()
+  form.append('upfile', blob(bytes), name)
+  const res = await fetch(srv.action('image'), { method: 'POST', body: form })
+  return (await res.json()) as Answer
+}
+
+async function listed(srv: TestServer): Promise<number> {
+  const res = await fetch(srv.action('listImage', 'start=0&size=100'))
+  const body = (await res.json()) as { list?: unknown[] }
+  return body.list?.length ?? 0
+}
+
+/** A placeable WMF drawing one red filled rectangle over its whole 96 × 48 px (1440 × 720 twips). */
+function redWmf(right = 1440, bottom = 720, inch = 1440): Buffer {
+  const words: number[] = []
+  const rec = (fn: number, ...params: number[]) => {
+    words.push((3 + params.length) & 0xffff, (3 + params.length) >>> 16, fn, ...params)
+  }
+  rec(0x020b, 0, 0) // SETWINDOWORG y, x
+  rec(0x020c, bottom, right) // SETWINDOWEXT y, x
+  rec(0x02fc, 0, 0x00ff, 0x0000, 0) // CREATEBRUSHINDIRECT solid, red
+  rec(0x012d, 0) // SELECTOBJECT
+  rec(0x041b, bottom, right, 0, 0) // RECTANGLE bottom, right, top, left
+  rec(0x0000) // EOF
+  const body = Buffer.alloc(words.length * 2)
+  for (const [i, w] of words.entries()) body.writeUInt16LE(w & 0xffff, i * 2)
+  const header = Buffer.alloc(18)
+  header.writeUInt16LE(1, 0)
+  header.writeUInt16LE(9, 2)
+  header.writeUInt16LE(0x300, 4)
+  header.writeUInt32LE((18 + body.length) / 2, 6)
+  header.writeUInt16LE(1, 10)
+  header.writeUInt32LE(7, 12)
+  const placeable = Buffer.alloc(22)
+  placeable.writeUInt32LE(0x9ac6cdd7, 0)
+  placeable.writeInt16LE(right, 10)
+  placeable.writeInt16LE(bottom, 12)
+  placeable.writeUInt16LE(inch, 14)
+  let sum = 0
+  for (let i = 0; i < 10; i++) sum ^= placeable.readUInt16LE(i * 2)
+  placeable.writeUInt16LE(sum, 20)
+  return Buffer.concat([placeable, header, body])
+}
+
+/** An EMF LibreOffice makes from an SVG with a red rectangle, and the size its header declares. */
+async function redEmf(dir: string): Promise<{ emf: Buffer; width: number; height: number }> {
+  const svg = join(dir, 'drawing.svg')
+  await writeFile(
+    svg,
+    '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><rect x="20" y="20" width="160" height="60" fill="#ff0000"/></svg>',
+  )
+  await promisify(execFile)(
+    SOFFICE as string,
+    [
+      '--headless',
+      `-env:UserInstallation=file://${join(dir, 'profile')}`,
+      '--convert-to',
+      'emf',
+      '--outdir',
+      dir,
+      svg,
+    ],
+    { timeout: 60_000 },
+  )
+  const emf = await readFile(join(dir, 'drawing.emf'))
+  const px = (a: number, b: number) =>
+    Math.ceil(((emf.readInt32LE(b) - emf.readInt32LE(a)) / 2540) * 96)
+  return { emf, width: px(24, 32), height: px(28, 36) }
+}
+
+async function storedPng(srv: TestServer, up: Answer) {
+  assert.equal(up.state, 'SUCCESS', JSON.stringify(up))
+  assert.equal(up.type, '.png')
+  assert.match(up.url, /\.png$/)
+  const res = await fetch(`${srv.url}${up.url}`)
+  assert.equal(res.headers.get('content-type'), 'image/png')
+  return Buffer.from(await res.arrayBuffer())
+}
+
+async function rgbaAt(png: Buffer, x: number, y: number) {
+  const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true })
+  const at = (y * info.width + x) * 4
+  return { rgba: [...data.subarray(at, at + 4)], width: info.width, height: info.height }
+}
+
+const red = (c: number[]) => (c[0] ?? 0) > 200 && (c[1] ?? 255) < 60 && (c[2] ?? 255) < 60
+
+describe('Word pictures (EMF/WMF)', () => {
+  test('without LibreOffice the tests say what to install', { skip: SOFFICE !== null }, () => {
+    if (process.env.CI === 'true') assert.fail(INSTALL)
+  })
+
+  describe('with LibreOffice', { skip: SOFFICE === null ? INSTALL : false }, () => {
+    test('an EMF, a hand-written WMF and an EMZ are stored as PNGs of their drawings at their own size', async (t) => {
+      const dir = await mkdtemp(join(tmpdir(), 'ueditor-emf-'))
+      t.after(() => rm(dir, { recursive: true, force: true }))
+      const srv = await startTestServer(t)
+      const config = (await (await fetch(srv.action('config'))).json()) as {
+        imageAllowFiles: string[]
+      }
+      for (const ext of ['.emf', '.wmf', '.emz', '.wmz'])
+        assert.ok(config.imageAllowFiles.includes(ext))
+
+      const { emf, width, height } = await redEmf(dir)
+      const fromEmf = await rgbaAt(await storedPng(srv, await upload(srv, emf, 'chart.emf')), 0, 0)
+      assert.deepEqual([fromEmf.width, fromEmf.height], [width, height])
+      const mid = await rgbaAt(
+        await storedPng(srv, await upload(srv, emf, 'chart.emf')),
+        width >> 1,
+        height >> 1,
+      )
+      assert.ok(red(mid.rgba), `centre ${mid.rgba}`)
+
+      const wmf = await rgbaAt(await storedPng(srv, await upload(srv, redWmf(), 'box.wmf')), 48, 24)
+      assert.deepEqual([wmf.width, wmf.height], [96, 48])
+      assert.ok(red(wmf.rgba), `centre ${wmf.rgba}`)
+
+      const emz = await rgbaAt(
+        await storedPng(srv, await upload(srv, gzipSync(emf), 'chart.emz')),
+        width >> 1,
+        height >> 1,
+      )
+      assert.deepEqual([emz.width, emz.height], [width, height])
+      assert.ok(red(emz.rgba), `centre ${emz.rgba}`)
+    })
+
+    test('huge declared bounds and broken metafiles are refused readably, before LibreOffice runs, with nothing stored', async (t) => {
+      const dir = await mkdtemp(join(tmpdir(), 'ueditor-wmf-'))
+      t.after(() => rm(dir, { recursive: true, force: true }))
+      // A soffice that notes each run, so a refusal before conversion is seen as no run at all.
+      const runs = join(dir, 'runs')
+      const wrapper = join(dir, 'soffice')
+      await writeFile(wrapper, `#!/bin/sh\necho run >> ${runs}\nexec ${SOFFICE} "$@"\n`)
+      await chmod(wrapper, 0o755)
+      const srv = await startTestServer(t, { images: { metafiles: { soffice: wrapper } } })
+
+      const huge = await upload(srv, redWmf(32000, 32000, 1), 'huge.wmf')
+      assert.equal(huge.code, 'UE_IMAGE_TOO_LARGE', JSON.stringify(huge))
+      const bomb = await upload(
+        srv,
+        gzipSync(Buffer.concat([redWmf(), Buffer.alloc(80 * 1024 * 1024)])),
+        'bomb.wmz',
+      )
+      assert.equal(bomb.code, 'UE_IMAGE_TOO_LARGE', JSON.stringify(bomb))
+      const cut = redWmf().subarray(0, 30)
+      const short = await upload(srv, cut, 'short.wmf')
+      assert.equal(short.code, 'UE_CONTENT_MISMATCH', JSON.stringify(short))
+      const notEmf = await upload(srv, Buffer.from('not a picture at all, only words'), 'fake.emf')
+      assert.equal(notEmf.code, 'UE_CONTENT_MISMATCH')
+      await assert.rejects(readFile(runs), 'LibreOffice ran for a picture refused by its header')
+
+      // Records that draw nothing: LibreOffice runs, and the refusal is still readable.
+      const junk = Buffer.concat([
+        redWmf().subarray(0, 40),
+        Buffer.from([5, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 0, 0, 0, 0, 0]),
+      ])
+      const broken = await upload(srv, junk, 'broken.wmf')
+      assert.notEqual(broken.state, 'SUCCESS')
+      assert.ok(
+        ['UE_CONVERSION_FAILED', 'UE_CONTENT_MISMATCH'].includes(broken.code ?? ''),
+        JSON.stringify(broken),
+      )
+      assert.ok(broken.state.length > 0)
+      assert.equal(await listed(srv), 0)
+    })
+  })
+
+  test('with no converter the Word extensions are not offered and an upload of one is refused readably', async (t) => {
+    const srv = await startTestServer(t, {
+      images: { metafiles: { soffice: '/nonexistent/soffice' } },
+    })
+    const config = (await (await fetch(srv.action('config'))).json()) as {
+      imageAllowFiles: string[]
+    }
+    for (const ext of ['.emf', '.wmf', '.emz', '.wmz'])
+      assert.ok(!config.imageAllowFiles.includes(ext))
+    const up = await upload(srv, redWmf(), 'box.wmf')
+    assert.equal(up.code, 'UE_CONVERTER_UNAVAILABLE', JSON.stringify(up))
+    assert.match(up.state, /Word|EMF|图片/)
+    assert.equal(await listed(srv), 0)
+  })
+})
