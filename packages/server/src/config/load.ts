@@ -6,6 +6,7 @@ import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import { findSoffice } from '../shared/soffice-path.js'
 import { pageKeyProblems, withAiDriver } from './ai-driver.js'
 import { withDirectUploads } from './direct-url.js'
+import { EDITOR_DEFAULTS } from './editor-defaults.js'
 import { ENV_VARS, envLayer } from './env-vars.js'
 import { withFormulaRenderer } from './formula-url.js'
 import { withOwnHosts } from './local-domains.js'
@@ -119,7 +120,11 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
       withDirectUploads(
         withAiDriver(
           withFormulaRenderer(
-            withMetafileExts(withStoredImageExts(cfg.editor, cfg.images), cfg.images),
+            withMetafileExts(
+              withStoredImageExts(cfg.editor, cfg.images),
+              cfg.images,
+              sameList(cfg.editor.imageAllowFiles, EDITOR_DEFAULTS.imageAllowFiles),
+            ),
             cfg,
           ),
           cfg,
@@ -153,16 +158,27 @@ function withStoredImageExts(
 
 /**
  * Word pictures are image types only where they can become PNGs: with the pipeline on and
- * LibreOffice found, the image actions accept them (and the config answer says so); otherwise
- * they are taken out of the lists, and an upload of one is refused as UE_CONVERTER_UNAVAILABLE.
+ * LibreOffice found, the default list gains them (and the config answer says so); a list the
+ * operator chose keeps the ones it names. Without a converter they are taken out of the list,
+ * and an upload of one is refused as UE_CONVERTER_UNAVAILABLE.
  */
 function withMetafileExts(
   editor: ParsedServerConfig['editor'],
   images: ParsedServerConfig['images'],
+  defaultList: boolean,
 ): ParsedServerConfig['editor'] {
-  const on = metafilesAvailable(images)
+  if (!metafilesAvailable(images))
+    return {
+      ...editor,
+      imageAllowFiles: editor.imageAllowFiles.filter((ext) => !METAFILE_EXTS.includes(ext)),
+    }
+  if (!defaultList) return editor
   const list = editor.imageAllowFiles.filter((ext) => !METAFILE_EXTS.includes(ext))
-  return { ...editor, imageAllowFiles: on ? [...list, ...METAFILE_EXTS] : list }
+  return { ...editor, imageAllowFiles: [...list, ...METAFILE_EXTS] }
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i])
 }
 
 /** Whether Word pictures are converted: the pipeline and conversion on, LibreOffice found. */
