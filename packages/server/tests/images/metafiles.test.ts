@@ -110,9 +110,13 @@ async function rgbaAt(png: Buffer, x: number, y: number) {
 const red = (c: number[]) => (c[0] ?? 0) > 200 && (c[1] ?? 255) < 60 && (c[2] ?? 255) < 60
 
 describe('Word pictures (EMF/WMF)', () => {
-  test('without LibreOffice the tests say what to install', { skip: SOFFICE !== null }, () => {
-    if (process.env.CI === 'true') assert.fail(INSTALL)
-  })
+  // Defined only where LibreOffice is missing (so a run with it counts no skipped test): in CI
+  // that is a failure that says what to install, elsewhere a skip with the same words.
+  if (SOFFICE === null)
+    test('without LibreOffice the tests say what to install', (t) => {
+      if (process.env.CI === 'true') assert.fail(INSTALL)
+      t.skip(INSTALL)
+    })
 
   describe('with LibreOffice', { skip: SOFFICE === null ? INSTALL : false }, () => {
     test('an EMF, a hand-written WMF and an EMZ are stored as PNGs of their drawings at their own size', async (t) => {
