@@ -164,7 +164,13 @@ const MAX_KEY_SEGMENTS = 8
  */
 function keysAfterBases(segments: readonly string[], bases: readonly string[][]): StorageKey[] {
   const keys: StorageKey[] = []
-  for (let start = 0; start < segments.length; start++) {
+  // A key is at most MAX_KEY_SEGMENTS long, so only the last few starts can name one: the work
+  // stays linear in the path however many segments an address is given.
+  for (
+    let start = Math.max(0, segments.length - MAX_KEY_SEGMENTS);
+    start < segments.length;
+    start++
+  ) {
     const after = bases.some((base) =>
       base.length === 0
         ? start === 0
