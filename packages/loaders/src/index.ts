@@ -108,3 +108,7 @@ function positive(v: unknown): number | undefined {
 
 export { uploadService } from './upload/service.js'
 export type * from './upload/types.js'
+export type { WordPaste, WordPasteEditor, WordPasteOptions, WordPasteReport } from './word/paste.js'
+export { wordPaste } from './word/paste.js'
+export type { RtfPicture, RtfPictureFormat } from './word/rtf-pictures.js'
+export { cropFractions, displaySize, rtfPictures, wmfFile } from './word/rtf-pictures.js'
