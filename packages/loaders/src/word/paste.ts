@@ -78,12 +78,14 @@ export function wordPaste(editor: WordPasteEditor, options: WordPasteOptions = {
   let disposed = false
 
   const onPaste = (event: Event) => {
+    // A paste the editor never finished (no `afterpaste`) must not be matched with this one.
+    if (pending) clearTimeout(pending.timer)
+    pending = undefined
     const data = (event as ClipboardEvent).clipboardData
     const rtf = data?.getData('text/rtf') ?? ''
     if (!rtf || !body) return
     const sources = wordSources(data?.getData('text/html') ?? '')
     if (sources.length === 0) return
-    if (pending) clearTimeout(pending.timer)
     const timer = setTimeout(() => {
       pending = undefined
     }, options.afterPasteTimeout ?? 10_000)

@@ -90,7 +90,11 @@ window.UE = {
               : opts.langPath + opts.lang + '/images/localimage.png') + ') no-repeat center center;border:1px solid #ddd')
           }
         })
-        me.fireEvent('beforepaste', { html: bin.innerHTML })
+        var pasted = { html: bin.innerHTML }
+        me.fireEvent('beforepaste', pasted, bin.content)
+        // A listener that takes the paste over (a table paste does) empties it: nothing more happens.
+        if (!pasted.html) return
+        bin.innerHTML = pasted.html
         me.body.appendChild(me.document.importNode(bin.content, true))
         me.fireEvent('afterpaste')
       }
@@ -127,14 +131,19 @@ window.harness = {
       UEditorBackendLoaders.wordPaste(this.editor, { onPasted: (report) => this.reports.push(report) })
   },
   /** A paste as the browser dispatches it, with the editing area's own DataTransfer. */
-  paste(html, rtf) {
+  paste(html, rtf, takenOver) {
     const w = this.editor.window
     const data = new w.DataTransfer()
     data.setData('text/html', html)
     if (rtf !== null) data.setData('text/rtf', rtf)
+    const event = takenOver ? 'beforepaste' : 'afterpaste'
     const inserted = new Promise((resolve) => {
-      const done = () => { this.editor.removeListener('afterpaste', done); resolve() }
-      this.editor.addListener('afterpaste', done)
+      const done = (type, pasted) => {
+        this.editor.removeListener(event, done)
+        if (takenOver) pasted.html = ''
+        resolve()
+      }
+      this.editor.addListener(event, done)
     })
     this.editor.body.dispatchEvent(new w.ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }))
     return inserted
@@ -176,7 +185,7 @@ interface Harness {
   harness: {
     reports: Report[]
     start(serverUrl: string, headers: Record<string, string>, withAddOn: boolean): Promise<void>
-    paste(html: string, rtf: string | null): Promise<void>
+    paste(html: string, rtf: string | null, takenOver?: boolean): Promise<void>
     images(): Shown[]
     dialog(
       base64: string,
@@ -203,10 +212,12 @@ async function editorPage(
   return page
 }
 
-const paste = (page: Page, html: string, rtf: string | null) =>
-  page.evaluate(([h, r]) => (window as unknown as Harness).harness.paste(h, r), [
+/** A paste; `takenOver`: one a `beforepaste` listener takes over, so the editor inserts nothing. */
+const paste = (page: Page, html: string, rtf: string | null, takenOver = false) =>
+  page.evaluate(([h, r, o]) => (window as unknown as Harness).harness.paste(h, r, o), [
     html,
     rtf,
+    takenOver,
   ] as const)
 
 const images = (page: Page) => page.evaluate(() => (window as unknown as Harness).harness.images())
@@ -394,7 +405,7 @@ describe('pasting from Word with its pictures (wordPaste), in Chromium against t
     }
   })
 
-  test('without text/rtf the paste is left to the editor: the placeholders stay and nothing is sent', async (t) => {
+  test('without text/rtf the paste is left to the editor: the placeholders stay and nothing is sent, even right after a paste with RTF the editor never inserted', async (t) => {
     const srv = await startTestServer(t, { auth: { tokens: [`alice:${TOKEN}`] } })
     const page = await editorPage(t, srv, { Authorization: `Bearer ${TOKEN}` })
     if (!page) return
@@ -403,8 +414,12 @@ describe('pasting from Word with its pictures (wordPaste), in Chromium against t
       if (r.method() === 'POST') posts.push(r.url())
     })
     const sources = [1, 2].map((n) => ({ src: clip(n), width: 40, height: 30 }))
+    const picture = { blip: 'pngblip', bytes: png(40, 30), width: 40, height: 30 } as const
+    // A paste with RTF that another listener takes over, then one without RTF with the same
+    // addresses: the second is not matched with the first one's pictures.
+    await paste(page, wordHtml(sources), wordRtf([picture, picture]), true)
+    assert.deepEqual(await images(page), [])
     await paste(page, wordHtml(sources), null)
-    // The same page without the add-on shows the same thing: the stock flow.
     const withAddOn = await images(page)
     assert.deepEqual(
       withAddOn.map((i) => i.word),
