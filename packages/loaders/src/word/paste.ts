@@ -67,8 +67,8 @@ interface Pending {
  * Pasting from Word with its pictures, without the Word-image dialog. On a paste that carries
  * `text/rtf` (Chromium-based browsers on Windows and macOS), it reads every picture from the
  * RTF, and once the editor has inserted the paste, uploads each one the way the editor's image
- * upload does (`serverUrl`, `imageActionName`, `imageFieldName`, `serverHeaders`, `serverparam`)
- * and puts the stored URL into the matching `data-word-image` placeholder. Pictures and
+ * upload does (`serverUrl`, `imageActionName`, `imageFieldName`, `serverHeaders`, `serverparam`,
+ * or the page's `uploadServiceUpload` when the editor hands uploads to it) and puts the stored URL into the matching `data-word-image` placeholder. Pictures and
  * placeholders are matched by order; what cannot be matched or is refused stays a placeholder
  * for the stock dialog. A paste without `text/rtf` is left entirely to the editor.
  */
@@ -186,20 +186,7 @@ async function handlePaste(
         leave(img, refusal)
         continue
       }
-      const controller = new AbortController()
-      const config = {
-        imageActionName: editor.getOpt('imageActionName'),
-        imageFieldName: editor.getOpt('imageFieldName'),
-      }
-      const answer = await postUpload(
-        settings,
-        config,
-        'image',
-        file,
-        () => undefined,
-        controller.signal,
-      )
-      const result = editorAnswer(answer, file)
+      const result = await upload(editor, settings, file)
       if (!img.isConnected || img.getAttribute(PLACEHOLDER) !== src) {
         leave(img, 'the placeholder left the document')
         continue
@@ -226,6 +213,55 @@ async function handlePaste(
   }
   return report
 }
+
+/**
+ * One picture through the editor's own image upload: the page's `uploadServiceUpload` when the
+ * editor hands uploads to it (`uploadServiceEnable`), called as for a pasted file; else the
+ * editor's multipart POST.
+ */
+async function upload(
+  editor: WordPasteEditor,
+  settings: ServerSettings,
+  file: EditorFile,
+): Promise<{ url: string }> {
+  const service = editor.getOpt('uploadServiceEnable') ? editor.getOpt('uploadServiceUpload') : 0
+  if (typeof service === 'function') {
+    const native = new File([file.blob], file.name, { type: file.type })
+    const answer = await new Promise<unknown>((resolve, reject) =>
+      (service as PageUploader)(
+        'image',
+        native,
+        {
+          success: resolve,
+          error: (message) => reject(new Error(String(message || 'upload failed'))),
+          progress: () => undefined,
+        },
+        { from: 'paste' },
+      ),
+    )
+    return editorAnswer(answer, file)
+  }
+  const config = {
+    imageActionName: editor.getOpt('imageActionName'),
+    imageFieldName: editor.getOpt('imageFieldName'),
+  }
+  const signal = new AbortController().signal
+  return editorAnswer(
+    await postUpload(settings, config, 'image', file, () => undefined, signal),
+    file,
+  )
+}
+
+type PageUploader = (
+  type: string,
+  file: File,
+  callback: {
+    success(res: unknown): void
+    error(message: unknown): void
+    progress(p: number): void
+  },
+  option: { from: string },
+) => void
 
 /** The editor's own upload settings, read at upload time (a token in `serverHeaders` may change). */
 function editorSettings(editor: WordPasteEditor, options: WordPasteOptions): ServerSettings {

@@ -123,8 +123,13 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>editor</title>
 <script>
 window.harness = {
   reports: [],
-  async start(serverUrl, serverHeaders, withAddOn) {
-    this.editor = UE.getEditor('editor', { serverUrl: serverUrl, serverHeaders: serverHeaders })
+  async start(serverUrl, serverHeaders, withAddOn, serviceToken) {
+    const options = { serverUrl: serverUrl, serverHeaders: serverHeaders }
+    if (serviceToken) {
+      options.uploadServiceEnable = true
+      options.uploadServiceUpload = UEditorBackendLoaders.uploadService({ serverUrl: serverUrl, token: serviceToken })
+    }
+    this.editor = UE.getEditor('editor', options)
     await new Promise((resolve) => this.editor.ready(resolve))
     await this.editor.configLoaded
     if (withAddOn)
@@ -184,7 +189,12 @@ interface Report {
 interface Harness {
   harness: {
     reports: Report[]
-    start(serverUrl: string, headers: Record<string, string>, withAddOn: boolean): Promise<void>
+    start(
+      serverUrl: string,
+      headers: Record<string, string>,
+      withAddOn: boolean,
+      serviceToken?: string,
+    ): Promise<void>
     paste(html: string, rtf: string | null, takenOver?: boolean): Promise<void>
     images(): Shown[]
     dialog(
@@ -198,7 +208,7 @@ async function editorPage(
   t: TestContext,
   srv: TestServer,
   headers: Record<string, string>,
-  o: { addOn?: boolean; serverUrl?: string } = {},
+  o: { addOn?: boolean; serverUrl?: string; serviceToken?: string } = {},
 ): Promise<Page | null> {
   const browser = await launchChromium(t)
   if (!browser) return null
@@ -206,8 +216,9 @@ async function editorPage(
   await page.goto(`${srv.url}/healthz`)
   await page.setContent(PAGE)
   await page.evaluate(
-    ([serverUrl, h, addOn]) => (window as unknown as Harness).harness.start(serverUrl, h, addOn),
-    [o.serverUrl ?? `${srv.url}/ueditor`, headers, o.addOn ?? true] as const,
+    ([serverUrl, h, addOn, service]) =>
+      (window as unknown as Harness).harness.start(serverUrl, h, addOn, service),
+    [o.serverUrl ?? `${srv.url}/ueditor`, headers, o.addOn ?? true, o.serviceToken ?? ''] as const,
   )
   return page
 }
@@ -521,5 +532,41 @@ describe('pasting from Word with its pictures (wordPaste), in Chromium against t
     )
     assert.notEqual(dialog.body.state, 'SUCCESS')
     assert.equal(dialog.body.code, 'UE_UNAUTHORIZED')
+  })
+
+  test('with uploadServiceEnable the pictures go through the page’s uploadService, with tus, as a pasted file does', async (t) => {
+    const srv = await startTestServer(t, { auth: { tokens: [`alice:${TOKEN}`] } })
+    const page = await editorPage(t, srv, {}, { serviceToken: TOKEN })
+    if (!page) return
+    const sent: string[] = []
+    page.on('request', (r) => {
+      const url = new URL(r.url())
+      if (r.method() === 'POST' || r.method() === 'PATCH')
+        sent.push(`${r.method()} ${url.pathname.replace(/\/tus\/.+$/, '/tus/<id>')}${url.search}`)
+    })
+    const pictures: Pict[] = [
+      { blip: 'pngblip', bytes: png(40, 30), width: 40, height: 30 },
+      { blip: 'wmetafile8', bytes: redWmf().subarray(22), width: 96, height: 48 },
+    ]
+    const sources = [
+      { src: clip(1), width: 40, height: 30 },
+      { src: clip(2), width: 96, height: 48 },
+    ]
+    await paste(page, wordHtml(sources), wordRtf(pictures))
+    const done = await report(page)
+    const metafiles = SOFFICE !== null
+    assert.equal(done.replaced, metafiles ? 2 : 1, JSON.stringify(done.left))
+    const shown = await images(page)
+    const first = await stored(srv, shown[0]?.src as string)
+    assert.deepEqual([first.type, first.width, first.height], ['image/png', 40, 30])
+    if (metafiles) {
+      const second = await stored(srv, shown[1]?.src as string)
+      assert.deepEqual([second.type, second.width, second.height], ['image/png', 96, 48])
+    }
+    assert.deepEqual(
+      sent.filter((r) => r.startsWith('POST')),
+      Array(metafiles ? 2 : 1).fill('POST /tus'),
+      'no multipart POST to the editor endpoint',
+    )
   })
 })
