@@ -68,9 +68,10 @@ interface Pending {
  * `text/rtf` (Chromium-based browsers on Windows and macOS), it reads every picture from the
  * RTF, and once the editor has inserted the paste, uploads each one the way the editor's image
  * upload does (`serverUrl`, `imageActionName`, `imageFieldName`, `serverHeaders`, `serverparam`,
- * or the page's `uploadServiceUpload` when the editor hands uploads to it) and puts the stored URL into the matching `data-word-image` placeholder. Pictures and
- * placeholders are matched by order; what cannot be matched or is refused stays a placeholder
- * for the stock dialog. A paste without `text/rtf` is left entirely to the editor.
+ * or the page's `uploadServiceUpload` when the editor hands uploads to it) and puts the stored
+ * URL into the matching `data-word-image` placeholder. Pictures and placeholders are matched by
+ * order; what cannot be matched or is refused stays a placeholder for the stock dialog. A paste
+ * without `text/rtf` is left entirely to the editor.
  */
 export function wordPaste(editor: WordPasteEditor, options: WordPasteOptions = {}): WordPaste {
   let body: HTMLElement | null | undefined
@@ -160,12 +161,14 @@ async function handlePaste(
       leave(img, `the RTF holds ${pictures.length} pictures, the HTML ${paste.sources.length}`)
     return report
   }
-  // Each placeholder is the next unused HTML picture with its address: the same order.
+  // The n-th placeholder is the n-th picture. When the editor kept fewer than the HTML had (its
+  // filter rules dropped some), each is the next unused HTML picture with its address.
+  const byOrder = fresh.length === paste.sources.length
   const used = new Set<number>()
   const work: { img: Element; picture: RtfPicture; index: number }[] = []
-  for (const img of fresh) {
+  for (const [n, img] of fresh.entries()) {
     const src = img.getAttribute(PLACEHOLDER)
-    const index = paste.sources.findIndex((s, i) => s === src && !used.has(i))
+    const index = byOrder ? n : paste.sources.findIndex((s, i) => s === src && !used.has(i))
     const picture = pictures[index]
     if (index < 0 || !picture) {
       leave(img, 'not among the pasted pictures')

@@ -153,6 +153,17 @@ window.harness = {
     this.editor.body.dispatchEvent(new w.ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }))
     return inserted
   },
+  /** Drops the n-th picture of the next paste before it is inserted, as a filter rule may. */
+  dropFromNextPaste(n) {
+    const drop = (type, pasted) => {
+      this.editor.removeListener('beforepaste', drop)
+      const t = this.editor.document.createElement('template')
+      t.innerHTML = pasted.html
+      t.content.querySelectorAll('img')[n].remove()
+      pasted.html = t.innerHTML
+    }
+    this.editor.addListener('beforepaste', drop)
+  },
   images() {
     return [...this.editor.body.querySelectorAll('img')].map((img) => ({
       src: img.getAttribute('src'),
@@ -197,6 +208,7 @@ interface Harness {
     ): Promise<void>
     paste(html: string, rtf: string | null, takenOver?: boolean): Promise<void>
     images(): Shown[]
+    dropFromNextPaste(n: number): void
     dialog(
       base64: string,
       name: string,
@@ -568,5 +580,33 @@ describe('pasting from Word with its pictures (wordPaste), in Chromium against t
       Array(metafiles ? 2 : 1).fill('POST /tus'),
       'no multipart POST to the editor endpoint',
     )
+  })
+
+  test('when the editor drops one of the pasted pictures, the others still get their own, matched by address', async (t) => {
+    const srv = await startTestServer(t, { auth: { tokens: [`alice:${TOKEN}`] } })
+    const page = await editorPage(t, srv, { Authorization: `Bearer ${TOKEN}` })
+    if (!page) return
+    const sizes = [
+      [40, 30],
+      [50, 20],
+      [30, 60],
+    ] as const
+    const pictures: Pict[] = sizes.map(([w, h]) => ({
+      blip: 'pngblip',
+      bytes: png(w, h),
+      width: w,
+      height: h,
+    }))
+    const sources = sizes.map(([w, h], i) => ({ src: clip(i + 1), width: w, height: h }))
+    await page.evaluate(() => (window as unknown as Harness).harness.dropFromNextPaste(1))
+    await paste(page, wordHtml(sources), wordRtf(pictures))
+    const done = await report(page)
+    assert.deepEqual([done.pictures, done.placeholders, done.replaced], [3, 2, 2])
+    const shown = await images(page)
+    assert.equal(shown.length, 2)
+    for (const [i, at] of [0, 2].entries()) {
+      const file = await stored(srv, shown[i]?.src as string)
+      assert.deepEqual([file.width, file.height], sizes[at], `picture ${at + 1}`)
+    }
   })
 })
