@@ -10,6 +10,7 @@ import { findSoffice } from '../../src/images/soffice.js'
 import { blob } from '../helpers/fixtures.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
+import { contentImport, wordImageDialog } from '../helpers/word-flows.js'
 
 const SOFFICE = findSoffice('soffice')
 const INSTALL = 'LibreOffice is missing: apt-get install libreoffice-draw-nogui'
@@ -92,10 +93,10 @@ async function redEmf(dir: string): Promise<{ emf: Buffer; width: number; height
   return { emf, width: px(24, 32), height: px(28, 36) }
 }
 
-async function storedPng(srv: TestServer, up: Answer) {
+async function storedPng(srv: TestServer, up: Pick<Answer, 'state'> & Partial<Answer>) {
   assert.equal(up.state, 'SUCCESS', JSON.stringify(up))
   assert.equal(up.type, '.png')
-  assert.match(up.url, /\.png$/)
+  assert.match(up.url ?? '', /\.png$/)
   const res = await fetch(`${srv.url}${up.url}`)
   assert.equal(res.headers.get('content-type'), 'image/png')
   return Buffer.from(await res.arrayBuffer())
@@ -150,6 +151,25 @@ describe('Word pictures (EMF/WMF)', () => {
       )
       assert.deepEqual([emz.width, emz.height], [width, height])
       assert.ok(red(emz.rgba), `centre ${emz.rgba}`)
+    })
+
+    test('the stock Word flows deliver Word pictures that are stored as PNGs: the import’s blob.x-emf and blob.x-wmf, the paste dialog’s picked .emz', async (t) => {
+      const dir = await mkdtemp(join(tmpdir(), 'ueditor-emf-'))
+      t.after(() => rm(dir, { recursive: true, force: true }))
+      const srv = await startTestServer(t)
+      const { emf, width, height } = await redEmf(dir)
+      const imported = await contentImport(srv, { bytes: emf, contentType: 'image/x-emf' })
+      const fromEmf = await rgbaAt(await storedPng(srv, imported), width >> 1, height >> 1)
+      assert.deepEqual([fromEmf.width, fromEmf.height], [width, height])
+      assert.ok(red(fromEmf.rgba), `centre ${fromEmf.rgba}`)
+      const wmf = await contentImport(srv, { bytes: redWmf(), contentType: 'image/x-wmf' })
+      assert.ok(red((await rgbaAt(await storedPng(srv, wmf), 48, 24)).rgba))
+      const pasted = await wordImageDialog(srv, {
+        name: 'clip_image001.emz',
+        bytes: gzipSync(emf),
+        type: 'application/octet-stream',
+      })
+      assert.ok(red((await rgbaAt(await storedPng(srv, pasted), width >> 1, height >> 1)).rgba))
     })
 
     test('huge declared bounds and broken metafiles are refused readably, before LibreOffice runs, with nothing stored', async (t) => {
