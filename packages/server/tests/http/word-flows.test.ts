@@ -105,6 +105,23 @@ describe('the stock Word flows of UEditor Plus under each recommended auth setup
     assert.equal(other.code, 'UE_CROSS_SITE', JSON.stringify(other))
   })
 
+  test('host hook across origins: a ticket in serverUrl that the hook checks lets both flows store from the listed editor page', async (t) => {
+    const page = 'https://www.example.com'
+    const tickets = new Map([['t0123456789abcdef', 'alice']])
+    const srv = await startTestServer(
+      t,
+      { http: { corsOrigins: [page] } },
+      {
+        authorize: (request) => {
+          const user = tickets.get(new URL(request.url).searchParams.get('ticket') ?? '')
+          return user ? { user } : null
+        },
+      },
+    )
+    await assertRefused(srv, await bothFlows(srv, { origin: page }))
+    assertStored(await bothFlows(srv, { origin: page, serverQuery: 'ticket=t0123456789abcdef' }))
+  })
+
   test('a token in serverUrl that no setting reads is refused as missing, readably, with nothing stored', async (t) => {
     const srv = await startTestServer(t, { auth: { tokens: TOKENS }, locale: 'en' })
     const answers = await bothFlows(srv, { serverQuery: `token=${ALICE}` })
