@@ -6,14 +6,11 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import sharp from 'sharp'
-import { findSoffice } from '../../src/images/soffice.js'
 import { blob } from '../helpers/fixtures.js'
+import { INSTALL_LIBREOFFICE as INSTALL, SOFFICE } from '../helpers/libreoffice.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
 import { contentImport, wordImageDialog } from '../helpers/word-flows.js'
-
-const SOFFICE = findSoffice('soffice')
-const INSTALL = 'LibreOffice is missing: apt-get install libreoffice-draw-nogui'
 
 interface Answer {
   state: string
