@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import sharp from 'sharp'
 import { blob } from '../helpers/fixtures.js'
-import { INSTALL_LIBREOFFICE as INSTALL, SOFFICE } from '../helpers/libreoffice.js'
+import { INSTALL_LIBREOFFICE as INSTALL, redEmf, redWmf, SOFFICE } from '../helpers/libreoffice.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
 import { contentImport, wordImageDialog } from '../helpers/word-flows.js'
@@ -30,64 +28,6 @@ async function listed(srv: TestServer): Promise<number> {
   const res = await fetch(srv.action('listImage', 'start=0&size=100'))
   const body = (await res.json()) as { list?: unknown[] }
   return body.list?.length ?? 0
-}
-
-/** A placeable WMF drawing one red filled rectangle over its whole 96 × 48 px (1440 × 720 twips). */
-function redWmf(right = 1440, bottom = 720, inch = 1440): Buffer {
-  const words: number[] = []
-  const rec = (fn: number, ...params: number[]) => {
-    words.push((3 + params.length) & 0xffff, (3 + params.length) >>> 16, fn, ...params)
-  }
-  rec(0x020b, 0, 0) // SETWINDOWORG y, x
-  rec(0x020c, bottom, right) // SETWINDOWEXT y, x
-  rec(0x02fc, 0, 0x00ff, 0x0000, 0) // CREATEBRUSHINDIRECT solid, red
-  rec(0x012d, 0) // SELECTOBJECT
-  rec(0x041b, bottom, right, 0, 0) // RECTANGLE bottom, right, top, left
-  rec(0x0000) // EOF
-  const body = Buffer.alloc(words.length * 2)
-  for (const [i, w] of words.entries()) body.writeUInt16LE(w & 0xffff, i * 2)
-  const header = Buffer.alloc(18)
-  header.writeUInt16LE(1, 0)
-  header.writeUInt16LE(9, 2)
-  header.writeUInt16LE(0x300, 4)
-  header.writeUInt32LE((18 + body.length) / 2, 6)
-  header.writeUInt16LE(1, 10)
-  header.writeUInt32LE(7, 12)
-  const placeable = Buffer.alloc(22)
-  placeable.writeUInt32LE(0x9ac6cdd7, 0)
-  placeable.writeInt16LE(right, 10)
-  placeable.writeInt16LE(bottom, 12)
-  placeable.writeUInt16LE(inch, 14)
-  let sum = 0
-  for (let i = 0; i < 10; i++) sum ^= placeable.readUInt16LE(i * 2)
-  placeable.writeUInt16LE(sum, 20)
-  return Buffer.concat([placeable, header, body])
-}
-
-/** An EMF LibreOffice makes from an SVG with a red rectangle, and the size its header declares. */
-async function redEmf(dir: string): Promise<{ emf: Buffer; width: number; height: number }> {
-  const svg = join(dir, 'drawing.svg')
-  await writeFile(
-    svg,
-    '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><rect x="20" y="20" width="160" height="60" fill="#ff0000"/></svg>',
-  )
-  await promisify(execFile)(
-    SOFFICE as string,
-    [
-      '--headless',
-      `-env:UserInstallation=file://${join(dir, 'profile')}`,
-      '--convert-to',
-      'emf',
-      '--outdir',
-      dir,
-      svg,
-    ],
-    { timeout: 60_000 },
-  )
-  const emf = await readFile(join(dir, 'drawing.emf'))
-  const px = (a: number, b: number) =>
-    Math.ceil(((emf.readInt32LE(b) - emf.readInt32LE(a)) / 2540) * 96)
-  return { emf, width: px(24, 32), height: px(28, 36) }
 }
 
 async function storedPng(srv: TestServer, up: Pick<Answer, 'state'> & Partial<Answer>) {
