@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import sharp from 'sharp'
-import { blob } from '../helpers/fixtures.js'
+import { blob, png } from '../helpers/fixtures.js'
 import { INSTALL_LIBREOFFICE as INSTALL, redEmf, redWmf, SOFFICE } from '../helpers/libreoffice.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
@@ -25,7 +25,7 @@ async function upload(srv: TestServer, bytes: Buffer, name: string): Promise<Ans
 }
 
 async function listed(srv: TestServer): Promise<number> {
-  const res = await fetch(srv.action('listImage', 'start=0&size=100'))
+  const res = await fetch(srv.action('listImage', '&start=0&size=100'))
   const body = (await res.json()) as { list?: unknown[] }
   return body.list?.length ?? 0
 }
@@ -90,7 +90,7 @@ describe('Word pictures (EMF/WMF)', () => {
       assert.ok(red(emz.rgba), `centre ${emz.rgba}`)
     })
 
-    test('the stock Word flows deliver Word pictures that are stored as PNGs: the import’s blob.x-emf and blob.x-wmf, the paste dialog’s picked .emz', async (t) => {
+    test('the stock Word flows deliver Word pictures that are stored as PNGs: the import’s blob.x-emf and blob.x-wmf, the paste dialog’s picked .emz; other bytes under those names are refused', async (t) => {
       const dir = await mkdtemp(join(tmpdir(), 'ueditor-emf-'))
       t.after(() => rm(dir, { recursive: true, force: true }))
       const srv = await startTestServer(t)
@@ -107,6 +107,10 @@ describe('Word pictures (EMF/WMF)', () => {
         type: 'application/octet-stream',
       })
       assert.ok(red((await rgbaAt(await storedPng(srv, pasted), width >> 1, height >> 1)).rgba))
+      // The name is only a claim: other bytes named blob.x-emf are refused, nothing stored.
+      const fake = await contentImport(srv, { bytes: png(4, 4), contentType: 'image/x-emf' })
+      assert.equal(fake.code, 'UE_CONTENT_MISMATCH', JSON.stringify(fake))
+      assert.equal(await listed(srv), 3)
     })
 
     test('huge declared bounds and broken metafiles are refused readably, before LibreOffice runs, with nothing stored', async (t) => {
