@@ -87,6 +87,8 @@ export const BENCH_USER = 'bench'
 // A fresh secret per run: the servers the bench starts accept it only while the run lasts.
 const BENCH_TOKEN = randomBytes(24).toString('base64url')
 export const AUTHORIZATION = { Authorization: `Bearer ${BENCH_TOKEN}` }
+/** The bench user's `auth.tokens` entry, for a scenario that signs in other users beside it. */
+export const BENCH_TOKEN_ENTRY = `${BENCH_USER}:${BENCH_TOKEN}`
 
 /** The configuration every measured server shares: loopback, a fresh data folder, the bench user. */
 export function ueditorConfig(dataDir: string, extra: Record<string, unknown> = {}): object {

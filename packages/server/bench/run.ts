@@ -36,6 +36,7 @@ import { materialsScenarios, postgresMaterialsScenarios } from './scenarios/mate
 import { resumableUploadScenarios } from './scenarios/resumable.js'
 import { startUpScenarios } from './scenarios/start-up.js'
 import { largeUploadScenarios, smallUploadScenarios } from './scenarios/uploads.js'
+import { wordScenario } from './scenarios/word.js'
 
 const RESULTS = fileURLToPath(new URL('../../bench/results.json', import.meta.url))
 
@@ -51,6 +52,7 @@ const SCENARIOS: [string, (p: Profile) => Promise<Row[]>][] = [
   ['materials search on PostgreSQL', postgresMaterialsScenarios],
   ['catch', catchScenario],
   ['formula flood', formulaFloodScenario],
+  ['Word pictures', wordScenario],
 ]
 
 const argument = (flag: string) => {

@@ -26,8 +26,16 @@ export function claimedExtension(raw: string): string {
   const dot = raw.lastIndexOf('.')
   if (dot <= 0) return ''
   const ext = raw.slice(dot).toLowerCase()
+  const word = WORD_SUBTYPES[ext]
+  if (word) return word
   return /^\.[a-z0-9]{1,10}$/.test(ext) ? ext : ''
 }
+
+/**
+ * UEditor Plus's `.docx` import names each picture `blob.<subtype of its type>`: a Word picture
+ * arrives as `blob.x-emf` or `blob.x-wmf`. The bytes still have to be that metafile.
+ */
+const WORD_SUBTYPES: Record<string, string> = { '.x-emf': '.emf', '.x-wmf': '.wmf' }
 
 function truncateUtf8(s: string, maxBytes: number): string {
   if (Buffer.byteLength(s) <= maxBytes) return s

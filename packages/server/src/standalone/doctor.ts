@@ -16,6 +16,7 @@ import { isTrustedProxy, parseTrustedProxies } from '../http/client-address.js'
 import { isUeError } from '../shared/errors.js'
 import { missingPackages } from '../shared/optional-deps.js'
 import type { StorageKey } from '../shared/types.js'
+import { wordConverter, wordSummary } from '../shared/word-converter.js'
 import { s3Options, storageDriver } from '../start-up.js'
 import { s3DirectBucket } from '../storage/s3-direct.js'
 import { authSummary, isPublicBind, UNCONFIGURED } from './banner.js'
@@ -103,6 +104,7 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
       message: crossOrigin.message,
       fix: crossOrigin.fix,
     })
+  findings.push(checkWord(config))
   if (isPublicBind(config.http.host))
     findings.push({
       verdict: 'warn',
@@ -156,6 +158,26 @@ function checkAuth(config: ServerConfig): Finding {
       fix: 'set UEDITOR_AUTH_TOKENS or a JWT setting (docs/auth.md)',
     }
   return { verdict: 'ok', check, message }
+}
+
+/**
+ * Word conversion: LibreOffice found where `images.metafiles.soffice` says, with Draw (EMF/WMF
+ * pictures) and Writer (`.doc` import); what to install when a part is missing. The server
+ * runs without it, refusing what it cannot convert, so a missing part is a warning.
+ */
+function checkWord(config: ServerConfig): Finding {
+  const word = wordSummary(wordConverter(config.images))
+  const check = 'word'
+  if (!word.known)
+    return {
+      verdict: 'info',
+      check,
+      message: word.message,
+      verify:
+        'upload an .emf through the image dialog, or run soffice --headless --convert-to png on one',
+    }
+  if (!word.ready) return { verdict: 'warn', check, message: word.message, fix: word.fix as string }
+  return { verdict: 'ok', check, message: word.message }
 }
 
 /**

@@ -4,16 +4,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import sharp from 'sharp'
-import { findSoffice } from '../../src/images/soffice.js'
 import { AUDIENCE, hsToken, ISSUER, SECRET } from '../helpers/auth.js'
 import { launchChromium } from '../helpers/chromium.js'
 import { png } from '../helpers/fixtures.js'
 import { solid } from '../helpers/images.js'
-import { redEmf, redWmf } from '../helpers/metafiles.js'
+import { redEmf, redWmf, SOFFICE } from '../helpers/libreoffice.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, type TestContext, test } from '../helpers/test.js'
 
-const SOFFICE = findSoffice('soffice')
 const TOKEN = 'word-paste-token-0123456789abcdef'
 
 /**
@@ -338,7 +336,7 @@ describe('pasting from Word with its pictures (wordPaste), in Chromium against t
     const dir = await mkdtemp(join(tmpdir(), 'ueditor-word-paste-'))
     t.after(() => rm(dir, { recursive: true, force: true }))
     const drawing = SOFFICE
-      ? await redEmf(SOFFICE, dir)
+      ? await redEmf(dir, SOFFICE)
       : { emf: Buffer.from('01000000', 'hex'), width: 200, height: 100 }
     const jpeg = await solid(40, 30, 'blue').jpeg().toBuffer()
     const pictures: Pict[] = [

@@ -4,14 +4,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import sharp from 'sharp'
-import { findSoffice } from '../../src/images/soffice.js'
-import { blob } from '../helpers/fixtures.js'
-import { redEmf, redWmf } from '../helpers/metafiles.js'
+import { blob, png } from '../helpers/fixtures.js'
+import { INSTALL_LIBREOFFICE as INSTALL, redEmf, redWmf, SOFFICE } from '../helpers/libreoffice.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
-
-const SOFFICE = findSoffice('soffice')
-const INSTALL = 'LibreOffice is missing: apt-get install libreoffice-draw-nogui'
+import { contentImport, wordImageDialog } from '../helpers/word-flows.js'
 
 interface Answer {
   state: string
@@ -28,15 +25,15 @@ async function upload(srv: TestServer, bytes: Buffer, name: string): Promise<Ans
 }
 
 async function listed(srv: TestServer): Promise<number> {
-  const res = await fetch(srv.action('listImage', 'start=0&size=100'))
+  const res = await fetch(srv.action('listImage', '&start=0&size=100'))
   const body = (await res.json()) as { list?: unknown[] }
   return body.list?.length ?? 0
 }
 
-async function storedPng(srv: TestServer, up: Answer) {
+async function storedPng(srv: TestServer, up: Pick<Answer, 'state'> & Partial<Answer>) {
   assert.equal(up.state, 'SUCCESS', JSON.stringify(up))
   assert.equal(up.type, '.png')
-  assert.match(up.url, /\.png$/)
+  assert.match(up.url ?? '', /\.png$/)
   const res = await fetch(`${srv.url}${up.url}`)
   assert.equal(res.headers.get('content-type'), 'image/png')
   return Buffer.from(await res.arrayBuffer())
@@ -70,7 +67,7 @@ describe('Word pictures (EMF/WMF)', () => {
       for (const ext of ['.emf', '.wmf', '.emz', '.wmz'])
         assert.ok(config.imageAllowFiles.includes(ext))
 
-      const { emf, width, height } = await redEmf(SOFFICE as string, dir)
+      const { emf, width, height } = await redEmf(dir)
       const fromEmf = await rgbaAt(await storedPng(srv, await upload(srv, emf, 'chart.emf')), 0, 0)
       assert.deepEqual([fromEmf.width, fromEmf.height], [width, height])
       const mid = await rgbaAt(
@@ -91,6 +88,29 @@ describe('Word pictures (EMF/WMF)', () => {
       )
       assert.deepEqual([emz.width, emz.height], [width, height])
       assert.ok(red(emz.rgba), `centre ${emz.rgba}`)
+    })
+
+    test('the stock Word flows deliver Word pictures that are stored as PNGs: the import’s blob.x-emf and blob.x-wmf, the paste dialog’s picked .emz; other bytes under those names are refused', async (t) => {
+      const dir = await mkdtemp(join(tmpdir(), 'ueditor-emf-'))
+      t.after(() => rm(dir, { recursive: true, force: true }))
+      const srv = await startTestServer(t)
+      const { emf, width, height } = await redEmf(dir)
+      const imported = await contentImport(srv, { bytes: emf, contentType: 'image/x-emf' })
+      const fromEmf = await rgbaAt(await storedPng(srv, imported), width >> 1, height >> 1)
+      assert.deepEqual([fromEmf.width, fromEmf.height], [width, height])
+      assert.ok(red(fromEmf.rgba), `centre ${fromEmf.rgba}`)
+      const wmf = await contentImport(srv, { bytes: redWmf(), contentType: 'image/x-wmf' })
+      assert.ok(red((await rgbaAt(await storedPng(srv, wmf), 48, 24)).rgba))
+      const pasted = await wordImageDialog(srv, {
+        name: 'clip_image001.emz',
+        bytes: gzipSync(emf),
+        type: 'application/octet-stream',
+      })
+      assert.ok(red((await rgbaAt(await storedPng(srv, pasted), width >> 1, height >> 1)).rgba))
+      // The name is only a claim: other bytes named blob.x-emf are refused, nothing stored.
+      const fake = await contentImport(srv, { bytes: png(4, 4), contentType: 'image/x-emf' })
+      assert.equal(fake.code, 'UE_CONTENT_MISMATCH', JSON.stringify(fake))
+      assert.equal(await listed(srv), 3)
     })
 
     test('huge declared bounds and broken metafiles are refused readably, before LibreOffice runs, with nothing stored', async (t) => {

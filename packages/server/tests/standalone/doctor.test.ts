@@ -7,6 +7,7 @@ import { unknownEditorKeys } from '../../src/config/editor-keys.js'
 import { loadConfig } from '../../src/config/load.js'
 import { resolveSqliteEngine } from '../../src/db/open.js'
 import { runCli } from '../helpers/cli.js'
+import { fakeLibreOffice } from '../helpers/libreoffice.js'
 import { freePort } from '../helpers/ports.js'
 import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js'
 import { S3RVER_CREDENTIALS, startS3rver } from '../helpers/s3rver.js'
@@ -32,12 +33,17 @@ function lines(stdout: string): string[] {
     .map((l) => l.replace(/[\d.]+ (GiB|MiB) free/, 'N free'))
 }
 
+/** The word line for a LibreOffice with Draw and Writer at `soffice`. */
+const wordReady = (soffice: string) =>
+  `ok    word: LibreOffice ${soffice}: Word pictures (EMF/WMF) are converted to PNG, .doc import available`
+
 test('doctor passes a fresh setup and says what start will create, writing nothing', async (t) => {
   const dir = await tempDir(t, 'ueditor-doctor-')
   const port = await freePort()
+  const soffice = await fakeLibreOffice(await tempDir(t, 'ueditor-lo-'))
   const out = await runCli(
     ['doctor'],
-    { UEDITOR_DATA_DIR: join(dir, 'data'), PORT: String(port) },
+    { UEDITOR_DATA_DIR: join(dir, 'data'), PORT: String(port), UEDITOR_IMAGES_SOFFICE: soffice },
     dir,
   )
   assert.equal(out.code, 0, out.stdout + out.stderr)
@@ -45,6 +51,7 @@ test('doctor passes a fresh setup and says what start will create, writing nothi
     'ok    config: valid (UEDITOR_* variables over the defaults)',
     'warn  auth: not configured: uploads, listings and captures are refused',
     '      fix: set UEDITOR_AUTH_TOKENS, UEDITOR_AUTH_JWT_SECRET or UEDITOR_AUTH_JWKS_URL (docs/auth.md), or UEDITOR_AUTH=none (auth.mode: none) to let anyone who can reach the server in on purpose',
+    wordReady(soffice),
     `ok    port: 127.0.0.1:${port} is free`,
     `ok    data folder: ${dir}/data does not exist yet; it is created at start`,
     `ok    free space: N free on the upload volume (${dir}); uploads stop below limits.minFreeBytes = 128 MiB`,
@@ -90,6 +97,7 @@ test('doctor names each broken part of a setup and what to do about it', async (
     dir,
   )
   await writeFile(join(dir, 'ueditor.json'), '{"editor": {"imageMaxSzie": 5}}')
+  const soffice = await fakeLibreOffice(await tempDir(t, 'ueditor-lo-'))
   const again = await runCli(
     ['doctor'],
     {
@@ -100,6 +108,7 @@ test('doctor names each broken part of a setup and what to do about it', async (
       UEDITOR_CONFIG: 'ueditor.json',
       HOST: '0.0.0.0',
       PORT: String(port),
+      UEDITOR_IMAGES_SOFFICE: soffice,
     },
     dir,
   )
@@ -115,6 +124,7 @@ test('doctor names each broken part of a setup and what to do about it', async (
     '      fix: rename it to imageMaxSize',
     'fail  auth: not configured: uploads, listings and captures are refused, and the start refuses 0.0.0.0, which is not loopback',
     '      fix: set UEDITOR_AUTH_TOKENS, UEDITOR_AUTH_JWT_SECRET or UEDITOR_AUTH_JWKS_URL (docs/auth.md), or UEDITOR_AUTH=none (auth.mode: none) to let anyone who can reach the server in on purpose',
+    wordReady(soffice),
     `warn  listen: 0.0.0.0:${port} accepts connections from every network`,
     '      fix: bind to 127.0.0.1 behind a reverse proxy (docs/deploy.md), or firewall the port',
     `ok    port: 0.0.0.0:${port} is free`,
@@ -208,6 +218,7 @@ test('doctor refuses a misspelt UEDITOR_ variable and unknown config keys at any
 
 test('doctor warns about a UEDITOR_ variable unlike any of its own, names the auth mode, and reads sizes with units', async (t) => {
   const dir = await tempDir(t, 'ueditor-doctor-')
+  const soffice = await fakeLibreOffice(await tempDir(t, 'ueditor-lo-'))
   const port = await freePort()
   const out = await runCli(
     ['doctor'],
@@ -218,15 +229,17 @@ test('doctor warns about a UEDITOR_ variable unlike any of its own, names the au
       UEDITOR_AUTH_TOKENS: 'alice:alice-token-0123456789abcdef,bob:bob-token-0123456789abcdef',
       UEDITOR_IMAGE_MAX_SIZE: '2MB',
       UEDITOR_LIMIT_MIN_FREE_BYTES: '64 MiB',
+      UEDITOR_IMAGES_SOFFICE: soffice,
     },
     dir,
   )
   assert.equal(out.code, 0, out.stdout)
-  assert.deepEqual(lines(out.stdout).slice(0, 5), [
+  assert.deepEqual(lines(out.stdout).slice(0, 6), [
     'ok    config: valid (UEDITOR_* variables over the defaults)',
     'warn  config: unknown variable UEDITOR_FRONTEND_BUILD_ID: the server does not read it (ueditor-server --help lists every variable)',
     '      fix: unset UEDITOR_FRONTEND_BUILD_ID if it is not meant for this server',
     'ok    auth: static tokens (2 users)',
+    wordReady(soffice),
     `ok    port: 127.0.0.1:${port} is free`,
   ])
   assert.match(out.stdout, /uploads stop below limits\.minFreeBytes = 64 MiB/)

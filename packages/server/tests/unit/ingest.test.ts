@@ -124,6 +124,13 @@ describe('client file names', () => {
     ])
       assert.equal(claimedExtension(bad), '', JSON.stringify(bad))
   })
+
+  test('the .docx import’s picture names blob.x-emf and blob.x-wmf claim .emf and .wmf', () => {
+    assert.equal(claimedExtension('blob.x-emf'), '.emf')
+    assert.equal(claimedExtension('blob.X-WMF'), '.wmf')
+    assert.equal(claimedExtension('blob.svg+xml'), '')
+    assert.equal(claimedExtension('blob.x-emf.'), '')
+  })
 })
 
 describe('the spool', () => {
