@@ -17,6 +17,7 @@ import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
 import { outboxContract } from '../contracts/outbox.contract.js'
 import { uploadLedgerContract } from '../contracts/upload-ledger.contract.js'
+import { eventually } from '../helpers/eventually.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { ADMIN_TOKEN, adminCreate, materialsClient } from '../helpers/materials.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
@@ -146,13 +147,15 @@ if ('unavailable' in lane) {
       await inside
       const removing = sweeper.documents.removeOrphan(file.key, { storedBefore: Date.now() })
       // Until the removal waits on a lock the save holds.
-      for (;;) {
-        const { rows } = await watcher.query(
-          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-        )
-        if (rows[0].n > 0) break
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
+      await eventually(
+        async () => {
+          const { rows } = await watcher.query(
+            "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+          )
+          return rows[0].n > 0
+        },
+        { timeoutMs: 10_000, intervalMs: 20, what: 'a session waiting on a lock' },
+      )
       release()
       assert.deepEqual((await saving).keys, [file.key])
       assert.equal(await removing, null)
@@ -203,13 +206,15 @@ if ('unavailable' in lane) {
       const saving = saver.documents.save('post', [file.key], { user: 'alice', anyDocument: false })
       // It may be refused before the removal's answer is awaited below: handled from the start.
       saving.catch(() => {})
-      for (;;) {
-        const { rows } = await watcher.query(
-          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-        )
-        if (rows[0].n > 0) break
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
+      await eventually(
+        async () => {
+          const { rows } = await watcher.query(
+            "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+          )
+          return rows[0].n > 0
+        },
+        { timeoutMs: 10_000, intervalMs: 20, what: 'a session waiting on a lock' },
+      )
       release()
       assert.deepEqual(await removing, file)
       await assert.rejects(

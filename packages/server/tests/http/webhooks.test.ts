@@ -11,6 +11,7 @@ import { createUeditorServer } from '../../src/server.js'
 import { isUeError } from '../../src/shared/errors.js'
 import { ALICE, BOB, bearer, deleteFile, recordingLogger, uploadFile } from '../helpers/auth.js'
 import { runCli } from '../helpers/cli.js'
+import { eventually } from '../helpers/eventually.js'
 import { PDF } from '../helpers/fixtures.js'
 import { rawSqlite } from '../helpers/sqlite.js'
 import { startTestServer } from '../helpers/start-server.js'
@@ -25,7 +26,6 @@ import {
   SECRET,
   startNode,
   upload,
-  waitUntil,
   webhookConfig,
   webhookScenarios,
 } from './webhook-scenarios.js'
@@ -133,7 +133,10 @@ test('in-process handlers hear an upload and a delete after they commit, as the 
   )
   assert.ok(deliveries.every((d) => d.verified))
   // Delivered events leave the outbox.
-  await waitUntil(async () => (await outboxRows(db.file)) === 0, 'an empty outbox')
+  await eventually(async () => (await outboxRows(db.file)) === 0, {
+    timeoutMs: 20_000,
+    what: 'an empty outbox',
+  })
 })
 
 test('a handler that throws or never settles is logged and counted, and never fails or holds the request', async (t) => {
@@ -159,7 +162,14 @@ test('a handler that throws or never settles is logged and counted, and never fa
   assert.equal(stored.body.state, 'SUCCESS')
   const deleted = await deleteFile(srv, bearer(ALICE), stored.body.url as string)
   assert.equal(deleted.body.state, 'SUCCESS')
-  await waitFor(() => deletedHeard === 1 && logger.lines.some((l) => l.includes('handler failed')))
+  await eventually(
+    () => deletedHeard === 1 && logger.lines.some((l) => l.includes('handler failed')),
+    {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      what: 'the deleted event heard and the failing handler logged',
+    },
+  )
   const failure = logger.lines.find((l) => l.includes('event handler failed')) as string
   assert.match(failure, /"level":"error"/)
   assert.match(failure, /"event":"fileStored"/)
@@ -323,7 +333,10 @@ test('the periodic orphan sweep announces each file it removes, in process and t
     [removed?.event.type, removed?.event.data],
     ['fileDeleted', deletedFile(orphan.body.url as string, 'orphan')],
   )
-  await waitUntil(async () => heard.length === 1, 'the in-process handler')
+  await eventually(async () => heard.length === 1, {
+    timeoutMs: 20_000,
+    what: 'the in-process handler',
+  })
   assert.deepEqual(heard[0], removed?.event)
   assert.deepEqual(await listedUrls(server), [])
 })
@@ -369,10 +382,10 @@ test('an event still failing past webhooks.maxAgeMs is given up, logged at error
     config: { webhooks: { ...webhookConfig(receiver.url), maxAgeMs: 1_000 } },
   })
   const stored = await upload(server)
-  await waitUntil(
-    async () => logger.lines.some((l) => l.includes('webhook event given up')),
-    'the event given up',
-  )
+  await eventually(async () => logger.lines.some((l) => l.includes('webhook event given up')), {
+    timeoutMs: 20_000,
+    what: 'the event given up',
+  })
   const line = logger.lines.find((l) => l.includes('webhook event given up')) as string
   assert.match(line, /"level":"error"/)
   assert.ok(line.includes(JSON.stringify(stored.body.url).slice(1, -1)), line)
@@ -456,12 +469,4 @@ test('the signature check in docs/events.md is the one the test receiver runs, a
 
 function repoFile(path: string): string {
   return readFileSync(fileURLToPath(new URL(`../../../../../${path}`, import.meta.url)), 'utf8')
-}
-
-async function waitFor(check: () => boolean, ms = 10_000) {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error('not seen in time')
-    await pause(10)
-  }
 }

@@ -1,0 +1,62 @@
+import type { ChildProcess } from 'node:child_process'
+import { eventually } from './eventually.js'
+
+/**
+ * The address in the banner of a spawned `ueditor-server` ("listening on http://127.0.0.1:N").
+ * Call it right after the spawn: it reads stderr from then on. Fails with what the process wrote
+ * when it exits first or prints no banner within `timeoutMs`.
+ */
+export function listeningUrl(child: ChildProcess, timeoutMs = 60_000): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let stderr = ''
+    const settle = (done: () => void) => {
+      clearTimeout(timer)
+      child.stderr?.off('data', read)
+      child.off('exit', exited)
+      done()
+    }
+    const read = (chunk: Buffer | string) => {
+      stderr += chunk
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr)
+      if (m) settle(() => resolve(m[1] as string))
+    }
+    const exited = (code: number | null) =>
+      settle(() => reject(new Error(`exited with ${code} before listening:\n${stderr}`)))
+    const timer = setTimeout(
+      () => settle(() => reject(new Error(`no banner within ${timeoutMs} ms:\n${stderr}`))),
+      timeoutMs,
+    )
+    child.stderr?.on('data', read)
+    child.once('exit', exited)
+  })
+}
+
+/**
+ * Resolves once `url/readyz` answers 200. Fails at once, with `output()`, when the process exits
+ * first, and after `timeoutMs` when it never gets ready.
+ */
+export async function untilReady(
+  child: ChildProcess,
+  url: string,
+  output: () => string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const gone = () => child.exitCode !== null || child.signalCode !== null
+  const state = await eventually(
+    async () => {
+      if (gone()) return 'exited'
+      const answer = await fetch(`${url}/readyz`)
+      await answer.arrayBuffer()
+      return answer.status === 200 ? 'ready' : `readyz answered ${answer.status}`
+    },
+    {
+      until: (s) => s === 'ready' || s === 'exited',
+      timeoutMs,
+      intervalMs: 100,
+      what: `${url}/readyz answering 200`,
+    },
+  ).catch((e: Error) => {
+    throw new Error(`${e.message}\n${output()}`)
+  })
+  if (state === 'exited') throw new Error(`exited before it was ready:\n${output()}`)
+}
