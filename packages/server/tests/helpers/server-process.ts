@@ -31,32 +31,49 @@ export function listeningUrl(child: ChildProcess, timeoutMs = 60_000): Promise<s
   })
 }
 
-/**
- * Resolves once `url/readyz` answers 200. Fails at once, with `output()`, when the process exits
- * first, and after `timeoutMs` when it never gets ready.
- */
-export async function untilReady(
+/** Resolves once `url/readyz` answers 200; see `untilAnswering`. */
+export function untilReady(
   child: ChildProcess,
   url: string,
   output: () => string,
   timeoutMs = 60_000,
 ): Promise<void> {
-  const gone = () => child.exitCode !== null || child.signalCode !== null
-  const state = await eventually(
-    async () => {
-      if (gone()) return 'exited'
+  return untilAnswering(child, {
+    probe: async () => {
       const answer = await fetch(`${url}/readyz`)
       await answer.arrayBuffer()
-      return answer.status === 200 ? 'ready' : `readyz answered ${answer.status}`
+      return answer.status === 200 || `readyz answered ${answer.status}`
     },
-    {
-      until: (s) => s === 'ready' || s === 'exited',
-      timeoutMs,
-      intervalMs: 100,
-      what: `${url}/readyz answering 200`,
-    },
-  ).catch((e: Error) => {
-    throw new Error(`${e.message}\n${output()}`)
+    what: `${url}/readyz answering 200`,
+    output,
+    timeoutMs,
   })
-  if (state === 'exited') throw new Error(`exited before it was ready:\n${output()}`)
 }
+
+/**
+ * Resolves once the spawned process answers: `probe` returns true (a throw or another value is
+ * "not yet", and is named if the time runs out). Fails at once when the process exits first,
+ * and after `timeoutMs` otherwise, both with what it wrote.
+ */
+export async function untilAnswering(
+  child: ChildProcess,
+  o: {
+    probe: () => Promise<true | string>
+    what: string
+    output: () => string
+    timeoutMs?: number
+  },
+): Promise<void> {
+  const gone = () => child.exitCode !== null || child.signalCode !== null
+  const state = await eventually(async () => (gone() ? EXITED : await o.probe()), {
+    until: (s) => s === true || s === EXITED,
+    timeoutMs: o.timeoutMs ?? 60_000,
+    intervalMs: 100,
+    what: o.what,
+  }).catch((e: Error) => {
+    throw new Error(`${e.message}\n${o.output()}`)
+  })
+  if (state === EXITED) throw new Error(`exited before ${o.what}:\n${o.output()}`)
+}
+
+const EXITED = 'exited'
