@@ -17,7 +17,7 @@ import { rawSqlite } from '../helpers/sqlite.js'
 import { startTestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { type TestContext, test } from '../helpers/test.js'
-import { pause, startWebhookReceiver } from '../helpers/webhook-receiver.js'
+import { pause, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js'
 import {
   type Database,
   type Engine,
@@ -193,19 +193,9 @@ test('files reconcile --fix announces the rows it removes, and a serving node de
   const { storage } = server.ue.config
   if (storage.driver !== 'local') throw new Error('local storage was configured')
   await unlink(join(storage.root, key))
-  const fixed = await runCli(['files', 'reconcile', '--fix', '--grace', '0'], {
-    UEDITOR_DATA_DIR: dataDir,
-    UEDITOR_SQLITE_FILE: db.file,
-    UEDITOR_WEBHOOK_URL: receiver.url,
-    UEDITOR_WEBHOOK_SECRET: SECRET,
-  })
+  const fixed = await cliFix(['files', 'reconcile'], { dataDir, db, receiver })
   assert.equal(fixed.code, 0, fixed.stderr)
-  const [, delivery] = await receiver.waitFor(2)
-  assert.equal(delivery?.verified, true)
-  assert.equal(delivery?.event.type, 'fileDeleted')
-  assert.deepEqual(delivery?.event.data, deletedFile(stored.body.url as string, 'reconcile'))
-  await pause(200)
-  assert.equal(receiver.deliveries.length, 2)
+  await lastAndOnlyDelivery(receiver, 2, deletedFile(stored.body.url as string, 'reconcile'))
 })
 
 test('saving and deleting a document through the documents API sends documentSaved and documentDeleted, in process and to the webhook', async (t) => {
@@ -297,23 +287,15 @@ test('files orphans --fix announces each file it removes as fileDeleted with rea
   )
   assert.equal(saved.status, 200)
   await receiver.waitFor(3)
-  const fixed = await runCli(['files', 'orphans', '--fix', '--grace', '0'], {
-    UEDITOR_DATA_DIR: dataDir,
-    UEDITOR_SQLITE_FILE: db.file,
-    UEDITOR_DOCUMENTS_ENABLED: 'true',
-    UEDITOR_WEBHOOK_URL: receiver.url,
-    UEDITOR_WEBHOOK_SECRET: SECRET,
-  })
-  assert.equal(fixed.code, 0, fixed.stderr + fixed.stdout)
-  const deliveries = await receiver.waitFor(4)
-  const last = deliveries[3]
-  assert.equal(last?.verified, true)
-  assert.deepEqual(
-    [last?.event.type, last?.event.data],
-    ['fileDeleted', deletedFile(orphan.body.url as string, 'orphan')],
+  const fixed = await cliFix(
+    ['files', 'orphans'],
+    { dataDir, db, receiver },
+    {
+      UEDITOR_DOCUMENTS_ENABLED: 'true',
+    },
   )
-  await pause(200)
-  assert.equal(receiver.deliveries.length, 4)
+  assert.equal(fixed.code, 0, fixed.stderr + fixed.stdout)
+  await lastAndOnlyDelivery(receiver, 4, deletedFile(orphan.body.url as string, 'orphan'))
 })
 
 test('the periodic orphan sweep announces each file it removes, in process and to the webhook', async (t) => {
@@ -466,6 +448,34 @@ test('the signature check in docs/events.md is the one the test receiver runs, a
   )
   assert.equal(verifyWebhookSignature(SECRET, body, undefined), false)
 })
+
+/** `ueditor-server <command> --fix --grace 0` on the node's data, with its webhook set. */
+function cliFix(
+  command: string[],
+  node: { dataDir: string; db: { file: string }; receiver: WebhookReceiver },
+  env: NodeJS.ProcessEnv = {},
+) {
+  return runCli([...command, '--fix', '--grace', '0'], {
+    UEDITOR_DATA_DIR: node.dataDir,
+    UEDITOR_SQLITE_FILE: node.db.file,
+    ...env,
+    UEDITOR_WEBHOOK_URL: node.receiver.url,
+    UEDITOR_WEBHOOK_SECRET: SECRET,
+  })
+}
+
+/** The `count`th delivery is a signed fileDeleted of `data`, and no other follows it. */
+async function lastAndOnlyDelivery(
+  receiver: WebhookReceiver,
+  count: number,
+  data: Record<string, unknown>,
+) {
+  const last = (await receiver.waitFor(count))[count - 1]
+  assert.equal(last?.verified, true)
+  assert.deepEqual([last?.event.type, last?.event.data], ['fileDeleted', data])
+  await pause(200)
+  assert.equal(receiver.deliveries.length, count)
+}
 
 function repoFile(path: string): string {
   return readFileSync(fileURLToPath(new URL(`../../../../../${path}`, import.meta.url)), 'utf8')
