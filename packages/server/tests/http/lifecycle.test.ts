@@ -202,7 +202,7 @@ test('on SIGTERM the port closes at once, idle connections are closed, uploads i
     await eventually(metric, {
       until: (n) => n === '3',
       timeoutMs: 4_000,
-      what: 'three requests counted',
+      what: 'three uploads in flight',
     }),
     '3',
   )
