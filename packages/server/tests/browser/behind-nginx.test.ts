@@ -195,9 +195,9 @@ test('through the documented nginx site in Chromium, uploadService() sends an im
   if (!opened) return
   const { page, sent } = opened
 
-  const image = await imageShown(page)
+  await imageShown(page)
   const clip = video(6 * MB)
-  const movie = await videoWhole(page, url, clip, {
+  await videoWhole(page, url, clip, {
     directMultipartThreshold: 5 * MB,
     directPartSize: 5 * MB,
   })
