@@ -174,18 +174,24 @@ test('the checker refuses an unknown package, a package outside its owners and a
   ])
 })
 
-test('every test file of both packages takes test() from its helpers, which give each test a deadline', () => {
+test('every test file of both packages takes test() and its hooks from its helpers, which give each a deadline', () => {
   const packages = fileURLToPath(new URL('../../../', import.meta.url))
   const offenders = ['server', 'loaders'].flatMap((pkg) => {
     const root = join(packages, pkg, 'tests')
     return readdirSync(root, { recursive: true, encoding: 'utf8' })
-      .filter((f) => f.endsWith('.test.ts'))
+      .filter((f) => f.endsWith('.ts') && f !== join('helpers', 'test.ts'))
       .filter((f) =>
-        /import \{[^}]*\btest\b[^}]*\} from 'node:test'/.test(readFileSync(join(root, f), 'utf8')),
+        /import \{[^}]*\b(test|it|before|after|beforeEach|afterEach)\b[^}]*\} from 'node:test'/.test(
+          readFileSync(join(root, f), 'utf8'),
+        ),
       )
       .map((f) => `${pkg}/tests/${f}`)
   })
-  assert.deepEqual(offenders, [], 'import { test } from the helpers/test.js of the package')
+  assert.deepEqual(
+    offenders,
+    [],
+    'import { test, before, after } from the helpers/test.js of the package',
+  )
 })
 
 test('every package the tests of a package import is declared in that package.json', () => {
