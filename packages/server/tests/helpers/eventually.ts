@@ -13,9 +13,10 @@ export interface EventuallyOptions<T> {
 
 /**
  * Runs `check` until it passes and returns what it returned. A check passes when it neither
- * throws nor returns `false` (with `until`: when `until` accepts its value). At the deadline it
- * fails, naming `what` and the last failure or value, so a wait that never comes true fails well
- * before the test's own deadline and says why; a try still running at the deadline fails too.
+ * throws nor returns `false` (with `until`: when `until` accepts its value). No try starts after
+ * the deadline: then it fails, naming `what` and the last failure or value, so a wait that never
+ * comes true fails well before the test's own deadline and says why. A try that started in time
+ * may finish late, but one still running at twice the time fails too.
  */
 export async function eventually<T>(
   check: () => T | Promise<T>,
@@ -24,8 +25,9 @@ export async function eventually<T>(
   const deadline = Date.now() + timeoutMs
   let last = 'no try finished'
   for (;;) {
-    const outcome = await beforeDeadline(check, deadline)
-    if (outcome === TIMED_OUT) last = `a try still running at the deadline (before it: ${last})`
+    const outcome = await beforeDeadline(check, deadline + timeoutMs)
+    if (outcome === TIMED_OUT)
+      last = `a try still running at ${2 * timeoutMs} ms (before it: ${last})`
     else if ('error' in outcome) last = `last failure: ${messageOf(outcome.error)}`
     else if (until(outcome.value)) return outcome.value
     else last = `last value: ${inspect(outcome.value, { depth: 4, maxStringLength: 2_000 })}`

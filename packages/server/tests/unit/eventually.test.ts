@@ -42,12 +42,17 @@ describe('eventually, the one wait of the tests', () => {
     )
   })
 
+  test('a try that started in time and passes late is taken', async () => {
+    const late = () => new Promise<string>((resolve) => setTimeout(() => resolve('late'), 150))
+    assert.equal(await eventually(late, { timeoutMs: 100, what: 'a slow check' }), 'late')
+  })
+
   test('a check that never settles fails at the deadline instead of holding the test', async () => {
     await assert.rejects(
       eventually(() => new Promise<never>(() => {}), { timeoutMs: 100, what: 'a hung check' }),
       {
         message:
-          'not seen within 100 ms: a hung check; a try still running at the deadline (before it: no try finished)',
+          'not seen within 100 ms: a hung check; a try still running at 200 ms (before it: no try finished)',
       },
     )
   })
