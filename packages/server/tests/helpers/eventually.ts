@@ -7,20 +7,23 @@ export interface EventuallyOptions<T> {
   timeoutMs?: number
   /** The pause between two tries (default 25 ms). */
   intervalMs?: number
-  /** For a check that reads rather than asserts: whether the value read is the awaited one. */
+  /**
+   * For a check that reads rather than asserts: whether the value read is the awaited one. A
+   * read that throws then fails the wait at once, as a broken read, rather than being tried again.
+   */
   until?: (value: T) => boolean
 }
 
 /**
  * Runs `check` until it passes and returns what it returned. A check passes when it neither
- * throws nor returns `false` (with `until`: when `until` accepts its value). No try starts after
+ * throws nor returns `false`; with `until`, when `until` accepts what it read. No try starts after
  * the deadline: then it fails, naming `what` and the last failure or value, so a wait that never
  * comes true fails well before the test's own deadline and says why. A try that started in time
  * may finish late, but one still running at twice the time fails too.
  */
 export async function eventually<T>(
   check: () => T | Promise<T>,
-  { what, timeoutMs = 3_000, intervalMs = 25, until = (v) => v !== false }: EventuallyOptions<T>,
+  { what, timeoutMs = 3_000, intervalMs = 25, until }: EventuallyOptions<T>,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let last = 'no try finished'
@@ -28,8 +31,10 @@ export async function eventually<T>(
     const outcome = await beforeDeadline(check, deadline + timeoutMs)
     if (outcome === TIMED_OUT)
       last = `a try still running at ${2 * timeoutMs} ms (before it: ${last})`
-    else if ('error' in outcome) last = `last failure: ${messageOf(outcome.error)}`
-    else if (until(outcome.value)) return outcome.value
+    else if ('error' in outcome) {
+      if (until) throw outcome.error
+      last = `last failure: ${messageOf(outcome.error)}`
+    } else if (until ? until(outcome.value) : outcome.value !== false) return outcome.value
     else last = `last value: ${inspect(outcome.value, { depth: 4, maxStringLength: 2_000 })}`
     const left = deadline - Date.now()
     if (left <= 0) throw new Error(`not seen within ${timeoutMs} ms: ${what}; ${last}`)

@@ -65,7 +65,10 @@ export async function untilAnswering(
   },
 ): Promise<void> {
   const gone = () => child.exitCode !== null || child.signalCode !== null
-  const state = await eventually(async () => (gone() ? EXITED : await o.probe()), {
+  // Refused connections and the like are "not yet", named if the time runs out.
+  const probe = () =>
+    o.probe().catch((e: Error) => (e.cause ? `${e.message}: ${String(e.cause)}` : e.message))
+  const state = await eventually(async () => (gone() ? EXITED : await probe()), {
     until: (s) => s === true || s === EXITED,
     timeoutMs: o.timeoutMs ?? 60_000,
     intervalMs: 100,

@@ -42,6 +42,22 @@ describe('eventually, the one wait of the tests', () => {
     )
   })
 
+  test('a read that throws fails the wait at once instead of being tried again', async () => {
+    let reads = 0
+    const broken = new Error('the answer came too late')
+    await assert.rejects(
+      eventually(
+        () => {
+          reads++
+          throw broken
+        },
+        { until: () => true, timeoutMs: 5_000, what: 'a read' },
+      ),
+      broken,
+    )
+    assert.equal(reads, 1)
+  })
+
   test('a try that started in time and passes late is taken', async () => {
     const late = () => new Promise<string>((resolve) => setTimeout(() => resolve('late'), 150))
     assert.equal(await eventually(late, { timeoutMs: 100, what: 'a slow check' }), 'late')
