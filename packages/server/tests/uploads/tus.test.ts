@@ -101,6 +101,7 @@ describe('tus uploads on disk', () => {
     // The server keeps what arrived; the client asks how far it got.
     const head = await eventually(() => tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) }), {
       until: (h) => h.status !== 423,
+      timeoutMs: 30_000,
       what: 'a HEAD answered once the upload is no longer locked',
     })
     assert.equal(head.status, 200, head.text)
@@ -488,6 +489,7 @@ describe('tus uploads on disk', () => {
     })
     const head = await eventually(() => tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) }), {
       until: (h) => h.status !== 423,
+      timeoutMs: 30_000,
       what: 'a HEAD answered once the upload is no longer locked',
     })
     assert.equal(head.headers.get('upload-offset'), String(PDF.length + 1000))
@@ -513,6 +515,7 @@ describe('tus uploads on disk', () => {
     assert.equal(answer.tusResumable, '1.0.0')
     const head = await eventually(() => tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) }), {
       until: (h) => h.status !== 423,
+      timeoutMs: 30_000,
       what: 'a HEAD answered once the upload is no longer locked',
     })
     assert.equal(head.headers.get('upload-offset'), String(PDF.length + 1000))
