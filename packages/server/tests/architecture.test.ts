@@ -174,16 +174,55 @@ test('the checker refuses an unknown package, a package outside its owners and a
   ])
 })
 
-test('every test file of both packages takes test() from its helpers, which give each test a deadline', () => {
+test('every test file of both packages takes test() and its hooks from its helpers, which give each a deadline', () => {
   const packages = fileURLToPath(new URL('../../../', import.meta.url))
   const offenders = ['server', 'loaders'].flatMap((pkg) => {
     const root = join(packages, pkg, 'tests')
     return readdirSync(root, { recursive: true, encoding: 'utf8' })
-      .filter((f) => f.endsWith('.test.ts'))
+      .filter((f) => f.endsWith('.ts') && f !== join('helpers', 'test.ts'))
       .filter((f) =>
-        /import \{[^}]*\btest\b[^}]*\} from 'node:test'/.test(readFileSync(join(root, f), 'utf8')),
+        /import \{[^}]*\b(test|it|before|after|beforeEach|afterEach)\b[^}]*\} from 'node:test'/.test(
+          readFileSync(join(root, f), 'utf8'),
+        ),
       )
       .map((f) => `${pkg}/tests/${f}`)
   })
-  assert.deepEqual(offenders, [], 'import { test } from the helpers/test.js of the package')
+  assert.deepEqual(
+    offenders,
+    [],
+    'import { test, before, after } from the helpers/test.js of the package',
+  )
+})
+
+test('every package the tests of a package import is declared in that package.json', () => {
+  const packages = fileURLToPath(new URL('../../../', import.meta.url))
+  const offenders = ['server', 'loaders'].flatMap((pkg) => {
+    const manifest = JSON.parse(readFileSync(join(packages, pkg, 'package.json'), 'utf8'))
+    const declared = new Set<string>([
+      manifest.name,
+      ...['dependencies', 'optionalDependencies', 'peerDependencies', 'devDependencies'].flatMap(
+        (field) => Object.keys(manifest[field] ?? {}),
+      ),
+    ])
+    const root = join(packages, pkg, 'tests')
+    return readdirSync(root, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) =>
+        // Static imports only: a dynamic import of a missing package is some tests' subject.
+        [
+          ...readFileSync(join(root, f), 'utf8').matchAll(
+            /^(?:import|export|\}) .*from '([^'.][^']*)'/gm,
+          ),
+        ]
+          .map((m) =>
+            (m[1] as string)
+              .split('/')
+              .slice(0, m[1]?.startsWith('@') ? 2 : 1)
+              .join('/'),
+          )
+          .filter((name) => !name.startsWith('node:') && !declared.has(name))
+          .map((name) => `${pkg}/tests/${f} imports ${name}`),
+      )
+  })
+  assert.deepEqual([...new Set(offenders)], [], 'declare them in devDependencies')
 })

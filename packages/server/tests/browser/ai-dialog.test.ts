@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { ALICE, TOKENS } from '../helpers/auth.js'
 import { launchChromium, startPageOrigin } from '../helpers/chromium.js'
-import { eventually, startTestServer } from '../helpers/start-server.js'
+import { eventually } from '../helpers/eventually.js'
+import { startTestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
 
 interface DialogRun {
@@ -88,11 +89,11 @@ describe('the AI action in Chromium, called the way the UEditor Plus dialog call
       return new TextDecoder().decode(value)
     }, ALICE)
     assert.match(first, /drip/)
-    const closed = await eventually(
-      async () => upstream.closedEarly(),
-      (n) => n === 1,
-      10_000,
-    )
+    const closed = await eventually(async () => upstream.closedEarly(), {
+      until: (n) => n === 1,
+      timeoutMs: 10_000,
+      what: 'the upstream call closed early',
+    })
     assert.equal(closed, 1)
   })
 })

@@ -121,6 +121,28 @@ async function shown(page: Page, src: string): Promise<number> {
   )
 }
 
+/** A 40×30 PNG sent through uploadService(), and displayed from where it was stored. */
+async function imageShown(page: Page): Promise<Result> {
+  const image = await upload(page, 'image', png(40, 30), 'photo.png', 'image/png')
+  assert.equal(image.state, 'SUCCESS', image.message)
+  assert.equal(await shown(page, image.url as string), 40, 'the stored image is displayed')
+  return image
+}
+
+/** `clip` sent through uploadService() as a video, and served back whole by the site. */
+async function videoWhole(
+  page: Page,
+  url: string,
+  clip: Buffer,
+  extra: Record<string, unknown>,
+): Promise<Result> {
+  const movie = await upload(page, 'video', clip, 'clip.mp4', 'video/mp4', extra)
+  assert.equal(movie.state, 'SUCCESS', movie.message)
+  const stored = await fetch(`${url}${movie.url}`)
+  assert.ok(Buffer.from(await stored.arrayBuffer()).equals(clip), 'the video arrived whole')
+  return movie
+}
+
 const video = (bytes: number) => Buffer.concat([MP4, randomBytes(bytes - MP4.length)])
 
 test('through the documented nginx site in Chromium, uploadService() sends an image and a video with tus, and the article using both is saved to the documents API', async (t) => {
@@ -131,16 +153,9 @@ test('through the documented nginx site in Chromium, uploadService() sends an im
   if (!opened) return
   const { page, sent } = opened
 
-  const image = await upload(page, 'image', png(40, 30), 'photo.png', 'image/png')
-  assert.equal(image.state, 'SUCCESS', image.message)
-  assert.equal(await shown(page, image.url as string), 40, 'the stored image is displayed')
+  const image = await imageShown(page)
   const clip = video(3 * MB + 17)
-  const movie = await upload(page, 'video', clip, 'clip.mp4', 'video/mp4', {
-    tusChunkSize: MB,
-  })
-  assert.equal(movie.state, 'SUCCESS', movie.message)
-  const stored = await fetch(`${url}${movie.url}`)
-  assert.ok(Buffer.from(await stored.arrayBuffer()).equals(clip), 'the video arrived whole')
+  const movie = await videoWhole(page, url, clip, { tusChunkSize: MB })
 
   const writes = sent.filter((r) => !/^(GET|HEAD|OPTIONS) /.test(r))
   assert.deepEqual(
@@ -180,17 +195,12 @@ test('through the documented nginx site in Chromium, uploadService() sends an im
   if (!opened) return
   const { page, sent } = opened
 
-  const image = await upload(page, 'image', png(40, 30), 'photo.png', 'image/png')
-  assert.equal(image.state, 'SUCCESS', image.message)
-  assert.equal(await shown(page, image.url as string), 40, 'the stored image is displayed')
+  await imageShown(page)
   const clip = video(6 * MB)
-  const movie = await upload(page, 'video', clip, 'clip.mp4', 'video/mp4', {
+  await videoWhole(page, url, clip, {
     directMultipartThreshold: 5 * MB,
     directPartSize: 5 * MB,
   })
-  assert.equal(movie.state, 'SUCCESS', movie.message)
-  const stored = await fetch(`${url}${movie.url}`)
-  assert.ok(Buffer.from(await stored.arrayBuffer()).equals(clip), 'the video arrived whole')
 
   // The config answer and the simple upload's result are read from the editor endpoint as
   // often as the helper needs; every other call, in any order:

@@ -239,10 +239,11 @@ export function fileIndexContract(
         await store.files.add(entry({ key: name as StorageKey, size: i, createdAt: 1000 + i }))
       const seen: { key: string; size: number; createdAt: number }[] = []
       let after: StorageKey | null = null
-      for (;;) {
+      for (let pages = 1; ; pages++) {
         const page = await store.files.keysAfter(after, 2)
         assert.ok(page.length <= 2)
         if (page.length === 0) break
+        assert.ok(pages <= names.length, `a page after the last one: ${JSON.stringify(page)}`)
         seen.push(...page)
         after = page[page.length - 1]?.key ?? null
       }

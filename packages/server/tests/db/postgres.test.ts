@@ -17,11 +17,12 @@ import { fileIndexContract } from '../contracts/file-index.contract.js'
 import { materialRepositoryContract } from '../contracts/material-repo.contract.js'
 import { outboxContract } from '../contracts/outbox.contract.js'
 import { uploadLedgerContract } from '../contracts/upload-ledger.contract.js'
+import { eventually } from '../helpers/eventually.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { ADMIN_TOKEN, adminCreate, materialsClient } from '../helpers/materials.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
 import { startTestServer } from '../helpers/start-server.js'
-import { after, describe, test } from '../helpers/test.js'
+import { after, describe, type TestContext, test } from '../helpers/test.js'
 
 // One cluster for this file (node:test gives each file its own process); one database per store.
 const lane = await startPostgresLane()
@@ -40,6 +41,43 @@ if ('unavailable' in lane) {
     const a = await openMetadataStore({ driver: 'postgres', url, poolSize: 4 })
     const b = await openMetadataStore({ driver: 'postgres', url, poolSize: 4 })
     return [a, b] as [MetadataStore, MetadataStore]
+  }
+
+  /** Two stores on a fresh database, a client watching its sessions, and one tracked file. */
+  const raceOnOneFile = async (t: TestContext, name: string) => {
+    const url = await cluster.createDatabase()
+    const saver = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+    const sweeper = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
+    const watcher = new pg.Client({ connectionString: url })
+    await watcher.connect()
+    t.after(async () => {
+      await watcher.end()
+      await saver.close()
+      await sweeper.close()
+    })
+    await saver.migrate()
+    await saver.documents.startTracking()
+    const file = await saver.files.add({
+      key: `2026/01/01/${name}` as StorageKey,
+      category: 'image',
+      originalName: name,
+      ext: '.png',
+      size: 10,
+      mime: 'image/png',
+      sha256: 'd'.repeat(64),
+      createdAt: 1_000,
+    })
+    const untilOneWaitsOnALock = () =>
+      eventually(
+        async () => {
+          const { rows } = await watcher.query(
+            "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+          )
+          return rows[0].n > 0
+        },
+        { timeoutMs: 10_000, intervalMs: 20, what: 'a session waiting on a lock' },
+      )
+    return { saver, sweeper, file, untilOneWaitsOnALock }
   }
   fileIndexContract('postgres', open, openNodes)
   fileDayCountsContract('postgres', async () => {
@@ -104,56 +142,19 @@ if ('unavailable' in lane) {
     })
 
     test('an orphan removal that meets a save of a document using the file waits for it and keeps the file', async (t) => {
-      const url = await cluster.createDatabase()
-      const saver = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
-      const sweeper = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
-      const watcher = new pg.Client({ connectionString: url })
-      await watcher.connect()
-      t.after(async () => {
-        await watcher.end()
-        await saver.close()
-        await sweeper.close()
-      })
-      await saver.migrate()
-      await saver.documents.startTracking()
-      const file = await saver.files.add({
-        key: '2026/01/01/raced.png' as StorageKey,
-        category: 'image',
-        originalName: 'raced.png',
-        ext: '.png',
-        size: 10,
-        mime: 'image/png',
-        sha256: 'd'.repeat(64),
-        createdAt: 1_000,
-      })
-      let release = () => {}
-      const held = new Promise<void>((resolve) => {
-        release = resolve
-      })
-      let entered = () => {}
-      const inside = new Promise<void>((resolve) => {
-        entered = resolve
-      })
+      const { saver, sweeper, file, untilOneWaitsOnALock } = await raceOnOneFile(t, 'raced.png')
+      const save = stopInside()
       // The save stops inside its transaction, its reference written but not committed.
       const saving = saver.documents.save('post', [file.key], {
         user: 'alice',
         anyDocument: false,
-        within: async () => {
-          entered()
-          await held
-        },
+        within: save.within,
       })
-      await inside
+      await save.inside
       const removing = sweeper.documents.removeOrphan(file.key, { storedBefore: Date.now() })
       // Until the removal waits on a lock the save holds.
-      for (;;) {
-        const { rows } = await watcher.query(
-          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-        )
-        if (rows[0].n > 0) break
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-      release()
+      await untilOneWaitsOnALock()
+      save.release()
       assert.deepEqual((await saving).keys, [file.key])
       assert.equal(await removing, null)
       assert.ok(await saver.files.get(file.key))
@@ -161,56 +162,19 @@ if ('unavailable' in lane) {
     })
 
     test('a save that meets an orphan removal of a file it uses waits for it and is refused with UE_CONFLICT', async (t) => {
-      const url = await cluster.createDatabase()
-      const sweeper = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
-      const saver = await openMetadataStore({ driver: 'postgres', url, poolSize: 2 })
-      const watcher = new pg.Client({ connectionString: url })
-      await watcher.connect()
-      t.after(async () => {
-        await watcher.end()
-        await saver.close()
-        await sweeper.close()
-      })
-      await sweeper.migrate()
-      await sweeper.documents.startTracking()
-      const file = await sweeper.files.add({
-        key: '2026/01/01/swept.png' as StorageKey,
-        category: 'image',
-        originalName: 'swept.png',
-        ext: '.png',
-        size: 10,
-        mime: 'image/png',
-        sha256: 'f'.repeat(64),
-        createdAt: 1_000,
-      })
-      let release = () => {}
-      const held = new Promise<void>((resolve) => {
-        release = resolve
-      })
-      let entered = () => {}
-      const inside = new Promise<void>((resolve) => {
-        entered = resolve
-      })
+      const { saver, sweeper, file, untilOneWaitsOnALock } = await raceOnOneFile(t, 'swept.png')
+      const removal = stopInside()
       // The removal stops inside its transaction, the row deleted but not committed.
       const removing = sweeper.documents.removeOrphan(file.key, {
         storedBefore: Date.now(),
-        within: async () => {
-          entered()
-          await held
-        },
+        within: removal.within,
       })
-      await inside
+      await removal.inside
       const saving = saver.documents.save('post', [file.key], { user: 'alice', anyDocument: false })
       // It may be refused before the removal's answer is awaited below: handled from the start.
       saving.catch(() => {})
-      for (;;) {
-        const { rows } = await watcher.query(
-          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-        )
-        if (rows[0].n > 0) break
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-      release()
+      await untilOneWaitsOnALock()
+      removal.release()
       assert.deepEqual(await removing, file)
       await assert.rejects(
         saving,
@@ -424,4 +388,21 @@ if ('unavailable' in lane) {
       assert.ok(ids.includes(created.id))
     })
   })
+}
+
+/** A transaction's `within` that holds it until `release()`; `inside` resolves once it is there. */
+function stopInside() {
+  let release = () => {}
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  let entered = () => {}
+  const inside = new Promise<void>((resolve) => {
+    entered = resolve
+  })
+  const within = async () => {
+    entered()
+    await held
+  }
+  return { within, inside, release: () => release() }
 }

@@ -12,6 +12,7 @@ import type { ServerConfigInput } from '../../src/config/schema.js'
 import { isMounted } from '../../src/http/mounts.js'
 import { hsToken, SECRET } from '../helpers/auth.js'
 import { documentedBlock } from '../helpers/documented.js'
+import { eventually } from '../helpers/eventually.js'
 import { blob, MP4, png } from '../helpers/fixtures.js'
 import { jsonLog } from '../helpers/json-log.js'
 import {
@@ -23,7 +24,8 @@ import {
 } from '../helpers/nginx.js'
 import { freePort } from '../helpers/ports.js'
 import { startS3rver } from '../helpers/s3rver.js'
-import { eventually, startTestServer } from '../helpers/start-server.js'
+import { untilReady } from '../helpers/server-process.js'
+import { startTestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { type TestContext, test } from '../helpers/test.js'
 import {
@@ -457,8 +459,7 @@ test('through the documented nginx site, a tus PATCH cut off part way keeps the 
       const head = await tusFetch(upload, { method: 'HEAD', headers })
       return head.status === 200 ? Number(head.headers.get('upload-offset')) : 0
     },
-    (n) => n > 0,
-    15_000,
+    { until: (n) => n > 0, timeoutMs: 15_000, what: "the broken-off PATCH's bytes kept" },
   )
   t.diagnostic(`kept ${offset} of the ${30 * MB} bytes sent`)
   assert.ok(offset <= 30 * MB, String(offset))
@@ -617,15 +618,7 @@ async function startCliNode(
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (child.exitCode !== null) assert.fail(`the node on ${port} exited:\n${output}`)
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) break
-    } catch {}
-    if (Date.now() > deadline) assert.fail(`the node on ${port} never got ready:\n${output}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
+  await untilReady(child, `http://127.0.0.1:${port}`, () => output)
   return { child, exited, output: () => output }
 }
 
@@ -647,14 +640,6 @@ async function slowImageHost(t: TestContext, delayMs: number) {
   })
   const { port } = server.address() as { port: number }
   return { host: `127.0.0.1:${port}`, url: `http://127.0.0.1:${port}/slow.png`, asked: () => asked }
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
 }
 
 test('behind the documented nginx site with two nodes, restarting each in turn under a stream of uploads fails none of them', async (t) => {
@@ -693,7 +678,11 @@ test('behind the documented nginx site with two nodes, restarting each in turn u
       ...nodes.map((n) => n.output()),
     ].join('\n')
   try {
-    await until(() => done() >= 10, 'the stream is under way')
+    await eventually(() => done() >= 10, {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      what: 'the stream is under way',
+    })
     for (const [i, port] of ports.entries()) {
       const node = nodes[i] as CliNode
       // A capture in flight keeps the stopping node draining while the stream goes on.
@@ -703,7 +692,11 @@ test('behind the documented nginx site with two nodes, restarting each in turn u
         body: new URLSearchParams({ 'source[]': images.url }),
         headers,
       })
-      await until(() => images.asked() > asked, 'the capture reached the image host')
+      await eventually(() => images.asked() > asked, {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+        what: 'the capture reached the image host',
+      })
       const before = results.length
       node.child.kill('SIGTERM')
       const captured = await (await capture).json()
@@ -712,7 +705,11 @@ test('behind the documented nginx site with two nodes, restarting each in turn u
       assert.equal(await node.exited, 0, node.output())
       nodes[i] = await startCliNode(t, port, env)
       const mark = done()
-      await until(() => done() >= mark + 10, 'uploads went on after the restart')
+      await eventually(() => done() >= mark + 10, {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+        what: 'uploads went on after the restart',
+      })
     }
   } finally {
     stop = true

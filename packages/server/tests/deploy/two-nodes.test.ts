@@ -8,6 +8,7 @@ import { runToEnd } from '../helpers/cli.js'
 import { documentedBlock, documentedFiles } from '../helpers/documented.js'
 import { startDocumentedSite } from '../helpers/nginx.js'
 import { freePort } from '../helpers/ports.js'
+import { untilReady } from '../helpers/server-process.js'
 import { environmentSources, resolveEnvironment, systemdReading } from '../helpers/systemd.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { type TestContext, test } from '../helpers/test.js'
@@ -124,15 +125,7 @@ async function startUnit(
     await exited
     clearTimeout(killer)
   })
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (child.exitCode !== null) assert.fail(`${name} exited:\n${output}`)
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) break
-    } catch {}
-    if (Date.now() > deadline) assert.fail(`${name} never got ready on ${port}:\n${output}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
+  await untilReady(child, `http://127.0.0.1:${port}`, () => `${name}:\n${output}`)
   return { name, port, child, spawnedAt }
 }
 

@@ -11,6 +11,7 @@ import { runCli } from '../helpers/cli.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { startS3rver } from '../helpers/s3rver.js'
+import { listeningUrl } from '../helpers/server-process.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { type TestContext, test } from '../helpers/test.js'
 
@@ -33,20 +34,7 @@ async function startStandalone(t: TestContext, env: NodeJS.ProcessEnv): Promise<
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })
-  let stderr = ''
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner in 20 s:\n${stderr}`)), 20_000)
-    child.stderr?.on('data', (c) => {
-      stderr += c
-      const m = /listening on (http:\/\/\S+)/.exec(stderr)
-      if (m?.[1]) {
-        clearTimeout(timer)
-        resolve(m[1])
-      }
-    })
-    child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${stderr}`)))
-  })
-  return { child, url }
+  return { child, url: await listeningUrl(child, 20_000) }
 }
 
 async function upload(url: string, name: string): Promise<{ state: string; url: string }> {

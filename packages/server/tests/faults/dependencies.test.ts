@@ -6,10 +6,11 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { ALICE, bearer, TOKENS } from '../helpers/auth.js'
+import { eventually } from '../helpers/eventually.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
 import { startS3rver } from '../helpers/s3rver.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { type TestContext, test } from '../helpers/test.js'
 
 const run = promisify(execFile)
@@ -82,22 +83,22 @@ test('with PostgreSQL stopped every request is refused readably, readyz names th
   // An object whose row could not be written is deleted again: nothing without a row.
   assert.deepEqual(await srv.storedFiles(), storedBefore)
 
-  const notReady = await eventually(
-    () => readiness(srv),
-    (r) => r.status === 503,
-    10_000,
-  )
+  const notReady = await eventually(() => readiness(srv), {
+    until: (r) => r.status === 503,
+    timeoutMs: 10_000,
+    what: 'readyz answering 503',
+  })
   assert.deepEqual(JSON.parse(notReady.text), { status: 'not ready', failed: ['database'] })
   assert.ok(!notReady.text.includes(cluster.password) && !notReady.text.includes('127.0.0.1'))
   const health = await fetch(`${srv.url}/healthz`)
   assert.equal(health.status, 200, 'liveness does not depend on the database')
 
   await cluster.resume()
-  const ready = await eventually(
-    () => readiness(srv),
-    (r) => r.status === 200,
-    20_000,
-  )
+  const ready = await eventually(() => readiness(srv), {
+    until: (r) => r.status === 200,
+    timeoutMs: 20_000,
+    what: 'readyz answering 200 again',
+  })
   assert.equal(ready.status, 200)
   const after = await upload(srv, png(8, 8), 'after.png')
   assert.equal(after.body.state, 'SUCCESS', 'recovered without a restart')
@@ -128,20 +129,20 @@ test('with the S3 endpoint down every upload is refused readably, readyz names t
   })
   assert.ok(served.status >= 500, `a stored file cannot be served now (${served.status})`)
   assert.equal(served.headers.get('content-type')?.startsWith('application/json'), true)
-  const notReady = await eventually(
-    () => readiness(srv),
-    (r) => r.status === 503,
-    10_000,
-  )
+  const notReady = await eventually(() => readiness(srv), {
+    until: (r) => r.status === 503,
+    timeoutMs: 10_000,
+    what: 'readyz answering 503',
+  })
   assert.deepEqual(JSON.parse(notReady.text), { status: 'not ready', failed: ['storage'] })
   assert.ok(!notReady.text.includes(bucket) && !notReady.text.includes('127.0.0.1'))
 
   await s3.restart()
-  await eventually(
-    () => readiness(srv),
-    (r) => r.status === 200,
-    20_000,
-  )
+  await eventually(() => readiness(srv), {
+    until: (r) => r.status === 200,
+    timeoutMs: 20_000,
+    what: 'readyz answering 200 again',
+  })
   const after = await upload(srv, png(8, 8), 'after.png')
   assert.equal(after.body.state, 'SUCCESS', 'recovered without a restart')
   assert.equal((await fetch(`${srv.url}${first.body.url}`)).status, 200)
@@ -197,22 +198,22 @@ test('on a full disk uploads are refused readably, nothing partial is left, read
   await fillUpTo(volume, filler, 20 * 1024)
   const refused = await upload(srv, Buffer.from('small'), 'small.txt', 'file')
   assert.equal(refused.body.code, 'UE_STORAGE_FULL')
-  const notReady = await eventually(
-    () => readiness(srv),
-    (r) => r.status === 503,
-    10_000,
-  )
+  const notReady = await eventually(() => readiness(srv), {
+    until: (r) => r.status === 503,
+    timeoutMs: 10_000,
+    what: 'readyz answering 503',
+  })
   assert.deepEqual(JSON.parse(notReady.text), { status: 'not ready', failed: ['disk'] })
   assert.ok(!notReady.text.includes(volume))
   const listing = await (await fetch(srv.action('listFile', '&start=0&size=20'))).json()
   assert.equal(listing.total ?? 0, 0, 'no row was written')
 
   await rm(filler)
-  await eventually(
-    () => readiness(srv),
-    (r) => r.status === 200,
-    10_000,
-  )
+  await eventually(() => readiness(srv), {
+    until: (r) => r.status === 200,
+    timeoutMs: 10_000,
+    what: 'readyz answering 200 again',
+  })
   const stored = await upload(srv, document, 'big.txt', 'file')
   assert.equal(stored.body.state, 'SUCCESS')
   assert.equal((await srv.storedFiles()).length, 1)

@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { startServer } from '../../src/standalone/serve.js'
+import { eventually } from '../helpers/eventually.js'
 import { type TestContext, test } from '../helpers/test.js'
 
 /**
@@ -29,12 +29,14 @@ async function zombie(t: TestContext): Promise<number> {
     })
     parent.once('exit', () => reject(new Error('the shell ended before naming its child')))
   })
-  for (let i = 0; i < 100; i++) {
-    const stat = await readFile(`/proc/${pid}/stat`, 'latin1')
-    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return pid
-    await sleep(50)
-  }
-  throw new Error(`process ${pid} did not become a zombie`)
+  await eventually(
+    async () => {
+      const stat = await readFile(`/proc/${pid}/stat`, 'latin1')
+      return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')
+    },
+    { timeoutMs: 5_000, intervalMs: 50, what: `process ${pid} a zombie` },
+  )
+  return pid
 }
 
 test('spool files and unfinished writes of a killed process that is still an unreaped zombie are removed at the next start', async (t) => {

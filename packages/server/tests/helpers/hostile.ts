@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
-import { eventually, type TestServer } from './start-server.js'
+import { eventually } from './eventually.js'
+import type { TestServer } from './start-server.js'
 
 /** What a hostile request must not change: stored files, temp files and the index. */
 export interface Snapshot {
@@ -31,10 +32,10 @@ export async function assertUnchanged(
   before: Snapshot,
   label = '',
 ): Promise<void> {
-  const after = await eventually(
-    () => snapshot(srv),
-    (s) => s.temp.length === before.temp.length,
-  )
+  const after = await eventually(() => snapshot(srv), {
+    until: (s) => s.temp.length === before.temp.length,
+    what: 'as many temp files as before',
+  })
   assert.deepEqual(after, before, `storage, temp files or index changed ${label}`)
 }
 

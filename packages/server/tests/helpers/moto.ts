@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import type { Socket } from 'node:net'
 import { freePort } from './ports.js'
+import { untilAnswering } from './server-process.js'
 
 /** How to get moto's server where it is missing (the machines of this project come with it). */
 export const MOTO_INSTALL_HINT =
@@ -69,26 +70,23 @@ async function startOn(port: number): Promise<MotoProcess> {
     return closing
   }
 
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    if (child.exitCode !== null) {
-      await close()
-      const missing = /moto_server: (?:command )?not found/.test(log)
-      throw new Error(missing ? MOTO_INSTALL_HINT : `moto_server exited: ${log}`)
-    }
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/moto-api/`, {
-        signal: AbortSignal.timeout(2_000),
-      })
-      await res.arrayBuffer()
-      if (res.ok) return { port, close }
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) {
-      await close()
-      throw new Error(`moto_server did not answer on port ${port} within 30 s: ${log}`)
-    }
-    await new Promise((r) => setTimeout(r, 100))
+  try {
+    await untilAnswering(child, {
+      probe: async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/moto-api/`, {
+          signal: AbortSignal.timeout(2_000),
+        })
+        await res.arrayBuffer()
+        return res.ok || `answered ${res.status}`
+      },
+      what: `moto_server answering on port ${port}`,
+      output: () => log,
+      timeoutMs: 30_000,
+    })
+  } catch (e) {
+    await close()
+    const missing = /moto_server: (?:command )?not found/.test(log)
+    throw missing ? new Error(MOTO_INSTALL_HINT) : e
   }
+  return { port, close }
 }

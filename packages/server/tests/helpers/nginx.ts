@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { documentedBlock } from './documented.js'
 import { freePort } from './ports.js'
+import { untilAnswering } from './server-process.js'
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p))
 
@@ -67,18 +68,18 @@ ${http({ port, dir })}
     await rm(dir, { recursive: true, force: true })
   })
   const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    if (child.exitCode !== null) assert.fail(`nginx exited: ${stderr}`)
-    try {
-      await fetch(`${url}/healthz`)
-      const errors = () => readFile(join(dir, 'error.log'), 'utf8').catch(() => '')
-      return { url, dir, errors }
-    } catch {
-      if (Date.now() > deadline) assert.fail(`nginx did not answer: ${stderr}`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
-  }
+  // Any answer will do: nginx listens (the upstream may not be up yet).
+  await untilAnswering(child, {
+    probe: async () => {
+      await (await fetch(`${url}/healthz`)).arrayBuffer()
+      return true
+    },
+    what: `nginx answering on ${url}`,
+    output: () => stderr,
+    timeoutMs: 15_000,
+  })
+  const errors = () => readFile(join(dir, 'error.log'), 'utf8').catch(() => '')
+  return { url, dir, errors }
 }
 
 /** The nginx site of docs/deploy.md, as written. */

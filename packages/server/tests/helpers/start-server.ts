@@ -2,7 +2,6 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
-import { inspect } from 'node:util'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import type { UeditorOptions } from '../../src/server.js'
 import { type RunningServer, startServer } from '../../src/standalone/serve.js'
@@ -116,24 +115,4 @@ export async function metric(srv: TestServer, name: string): Promise<number> {
   const text = await (await fetch(`${srv.url}/metrics`)).text()
   const line = text.split('\n').find((l) => l.startsWith(`${name} `))
   return line ? Number(line.split(' ')[1]) : 0
-}
-
-/**
- * Polls until `check` holds and returns that value; when the time is up first, fails with the
- * last value read (so a wait that never came true can never pass silently).
- */
-export async function eventually<T>(
-  read: () => Promise<T>,
-  check: (value: T) => boolean,
-  timeoutMs = 3_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let value = await read()
-  while (!check(value)) {
-    if (Date.now() >= deadline)
-      throw new Error(`not true within ${timeoutMs} ms; last value: ${inspect(value)}`)
-    await new Promise((r) => setTimeout(r, 25))
-    value = await read()
-  }
-  return value
 }

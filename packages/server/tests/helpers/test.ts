@@ -1,6 +1,6 @@
 import * as nodeTest from 'node:test'
 
-export { after, afterEach, before, beforeEach, describe, type TestContext } from 'node:test'
+export { describe, type TestContext } from 'node:test'
 
 /**
  * Every test's deadline unless it sets its own `timeout` (a slow lane raises it there): a test
@@ -19,3 +19,15 @@ export function test(name: string, a: TestOptions | TestFn, b?: TestFn): Promise
   const [options, fn] = typeof a === 'function' ? [{}, a] : [a, b as TestFn]
   return nodeTest.test(name, { timeout: TEST_DEADLINE_MS, ...options }, fn)
 }
+
+type Hook = typeof nodeTest.before
+
+/** `node:test`'s hooks, with the default deadline: a hook that hangs fails instead of holding the file. */
+export const before: Hook = (fn, options) =>
+  nodeTest.before(fn, { timeout: TEST_DEADLINE_MS, ...options })
+export const after: Hook = (fn, options) =>
+  nodeTest.after(fn, { timeout: TEST_DEADLINE_MS, ...options })
+export const beforeEach: Hook = (fn, options) =>
+  nodeTest.beforeEach(fn, { timeout: TEST_DEADLINE_MS, ...options })
+export const afterEach: Hook = (fn, options) =>
+  nodeTest.afterEach(fn, { timeout: TEST_DEADLINE_MS, ...options })

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { eventually } from './eventually.js'
 
 // The host app's check, exactly as docs/events.md shows it (a test compares the two).
 // --- verification snippet ---
@@ -49,7 +50,6 @@ export async function startWebhookReceiver(
   let refused = 0
   const held = { count: 0, cutOff: 0 }
   let current: ReceiverMode = mode
-  let waiters: (() => void)[] = []
   let port = 0
   let server: Server | undefined
 
@@ -77,7 +77,6 @@ export async function startWebhookReceiver(
         )
         deliveries.push({ verified, event: JSON.parse(raw.toString('utf8')), headers: req.headers })
         res.writeHead(verified ? 204 : 401).end()
-        for (const wake of waiters) wake()
       })
     })
     await new Promise<void>((resolve, reject) => {
@@ -110,21 +109,14 @@ export async function startWebhookReceiver(
       if (next === 'down') await stop()
       else if (!server) await listen()
     },
-    waitFor(count, ms = 20_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (deliveries.length < count) return false
-          clearTimeout(timer)
-          waiters = waiters.filter((w) => w !== check)
-          resolve(deliveries.slice())
-          return true
-        }
-        const timer = setTimeout(() => {
-          waiters = waiters.filter((w) => w !== check)
-          reject(new Error(`${deliveries.length} of ${count} webhook deliveries within ${ms} ms`))
-        }, ms)
-        if (!check()) waiters.push(check)
+    async waitFor(count, ms = 20_000) {
+      await eventually(() => deliveries.length, {
+        until: (n) => n >= count,
+        timeoutMs: ms,
+        intervalMs: 10,
+        what: `${count} webhook deliveries taken`,
       })
+      return deliveries.slice(0, count)
     },
     close: stop,
   }

@@ -3,7 +3,8 @@ import type { ServerConfigInput } from '../../src/config/schema.js'
 import { auditLines, startAiRelay } from '../helpers/ai-relay.js'
 import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { ALICE, BOB, bearer, TOKENS } from '../helpers/auth.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { eventually } from '../helpers/eventually.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
 
 const MODEL_KEY = 'sk-model-key-that-must-stay-on-the-server-0123456789'
@@ -65,10 +66,10 @@ describe('the AI action', () => {
       { role: 'system', content: modstart.systemPrompt },
       { role: 'user', content: modstart.prompt },
     ])
-    const [line] = await eventually(
-      async () => auditLines(log),
-      (l) => l.length > 0,
-    )
+    const [line] = await eventually(async () => auditLines(log), {
+      until: (l) => l.length > 0,
+      what: 'an audit line',
+    })
     assert.equal(line.user, 'alice')
     assert.equal(line.model, 'test-model')
     assert.equal(line.tokensIn, 12)
@@ -114,10 +115,10 @@ describe('the AI action', () => {
     assert.equal(event?.type, 'error')
     assert.equal(event?.code, 'UE_AI_UPSTREAM_FAILED')
     assert.equal(event?.data, 'AI 服务暂时不可用，请稍后再试')
-    await eventually(
-      async () => auditLines(log),
-      (l) => l.length >= 2,
-    )
+    await eventually(async () => auditLines(log), {
+      until: (l) => l.length >= 2,
+      what: 'two audit lines',
+    })
     for (const text of [config, ok, failedText, ...log.lines])
       assert.ok(!text.includes(MODEL_KEY), text.slice(0, 200))
     assert.ok(log.lines.some((l) => l.includes('"upstreamStatus":401')))
@@ -269,17 +270,17 @@ describe('the AI action', () => {
     assert.match(new TextDecoder().decode(first.value), /drip/)
     assert.equal(upstream.open(), 1)
     controller.abort()
-    const closed = await eventually(
-      async () => upstream.closedEarly(),
-      (n) => n === 1,
-      10_000,
-    )
+    const closed = await eventually(async () => upstream.closedEarly(), {
+      until: (n) => n === 1,
+      timeoutMs: 10_000,
+      what: 'the upstream call closed early',
+    })
     assert.equal(closed, 1)
-    const lines = await eventually(
-      async () => auditLines(log),
-      (l) => l.length > 0,
-      10_000,
-    )
+    const lines = await eventually(async () => auditLines(log), {
+      until: (l) => l.length > 0,
+      timeoutMs: 10_000,
+      what: 'an audit line',
+    })
     assert.equal(lines[0]?.outcome, 'aborted')
     assert.ok(lines[0]?.tokensOut > 0, 'the tokens streamed so far are counted')
   })
@@ -300,10 +301,10 @@ describe('the AI action', () => {
     ])
     // Ended by the timeout, not by the upstream (which never ends) nor the default 120 s.
     assert.ok(Date.now() - started < 60_000)
-    await eventually(
-      async () => upstream.closedEarly(),
-      (n) => n === 1,
-    )
+    await eventually(async () => upstream.closedEarly(), {
+      until: (n) => n === 1,
+      what: 'the upstream call closed early',
+    })
     assert.equal(upstream.closedEarly(), 1)
   })
 

@@ -6,7 +6,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { bindVerdict, resolveAuthMode } from '../../src/auth/mode.js'
 import { loadConfig } from '../../src/config/load.js'
-import { eventually } from '../helpers/start-server.js'
+import { eventually } from '../helpers/eventually.js'
+import { listeningUrl } from '../helpers/server-process.js'
 import { test } from '../helpers/test.js'
 
 const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
@@ -122,14 +123,10 @@ async function serveUntilEnd(
     await rm(dir, { recursive: true, force: true })
   })
   let stderr = ''
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr.on('data', (c) => {
-      stderr += c
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr)
-      if (m) resolve(m[1] as string)
-    })
-    child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${stderr}`)))
+  child.stderr.on('data', (c) => {
+    stderr += c
   })
+  const url = await listeningUrl(child)
   return { url, stderr: () => stderr }
 }
 
@@ -152,10 +149,10 @@ test('a token in the query while auth.queryParam is off is refused with a log li
   assert.equal((await res.json()).code, 'UE_UNAUTHORIZED')
   // The child writes its log asynchronously: wait for the line rather than race it.
   const logged = (count: number) =>
-    eventually(
-      async () => auditLines(srv.stderr()),
-      (lines) => lines.length >= count,
-    )
+    eventually(async () => auditLines(srv.stderr()), {
+      until: (lines) => lines.length >= count,
+      what: 'the auth audit lines',
+    })
   const [line] = await logged(1)
   assert.equal(line?.level, 'warn')
   assert.equal(line?.reason, 'missing')
@@ -180,10 +177,10 @@ test('a token in a query parameter other than the configured one is refused with
   })
   const res = await fetch(`${srv.url}/ueditor?action=listImage&start=0&size=20&token=${token}`)
   assert.equal((await res.json()).code, 'UE_UNAUTHORIZED')
-  const [line] = await eventually(
-    async () => auditLines(srv.stderr()),
-    (lines) => lines.length >= 1,
-  )
+  const [line] = await eventually(async () => auditLines(srv.stderr()), {
+    until: (lines) => lines.length >= 1,
+    what: 'an auth audit line',
+  })
   assert.equal(
     line?.msg,
     'auth refused: a token arrived in the query parameter "token", which is not read (auth.queryParam is "ue_token"); UEDITOR_AUTH_QUERY_PARAM=token accepts it (docs/auth.md)',

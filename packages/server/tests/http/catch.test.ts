@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import sharp from 'sharp'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { type CatchAnswer, type CatchEntry, catchUrls } from '../helpers/catch.js'
+import { eventually } from '../helpers/eventually.js'
 import {
   type OriginImages,
   type OriginServer,
@@ -9,7 +10,7 @@ import {
   startInternalService,
   startOriginServer,
 } from '../helpers/origin-server.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { before, describe, test } from '../helpers/test.js'
 
 const FAILED = '抓取远程图片失败'
@@ -57,7 +58,10 @@ async function servedImage(srv: TestServer, entry: CatchEntry, format: string): 
 
 async function assertNothingStored(srv: TestServer) {
   assert.deepEqual(await srv.storedFiles(), [])
-  assert.deepEqual(await eventually(srv.tempFiles, (f) => f.length === 0), [])
+  assert.deepEqual(
+    await eventually(srv.tempFiles, { until: (f) => f.length === 0, what: 'no temp files left' }),
+    [],
+  )
 }
 
 describe('catch: remote images are captured into storage', () => {
@@ -89,7 +93,13 @@ describe('catch: remote images are captured into storage', () => {
         list.list.map((e) => e.url),
         [entry.url],
       )
-      assert.deepEqual(await eventually(srv.tempFiles, (f) => f.length === 0), [])
+      assert.deepEqual(
+        await eventually(srv.tempFiles, {
+          until: (f) => f.length === 0,
+          what: 'no temp files left',
+        }),
+        [],
+      )
     })
   }
 

@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { startServer } from '../../src/standalone/serve.js'
 import { ALICE, BOB, ROOT, TOKENS } from '../helpers/auth.js'
+import { eventually } from '../helpers/eventually.js'
 import { blob, png } from '../helpers/fixtures.js'
+import { listeningUrl } from '../helpers/server-process.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { describe, type TestContext, test } from '../helpers/test.js'
@@ -96,7 +98,11 @@ describe('the periodic orphan sweep', () => {
     const orphan = await uploadTo(srv.url)
     const onDisk = (url: string) =>
       existsSync(join(dataDir, 'uploads', url.slice('/uploads/'.length)))
-    while (onDisk(orphan)) await new Promise((resolve) => setTimeout(resolve, 100))
+    await eventually(() => !onDisk(orphan), {
+      timeoutMs: 20_000,
+      intervalMs: 100,
+      what: 'the orphan swept from the disk',
+    })
     const listed = await (await fetch(`${srv.url}/ueditor?action=listImage&start=0&size=10`)).json()
     assert.deepEqual(
       listed.list.map((e: { url: string }) => e.url),
@@ -325,14 +331,10 @@ async function serverProcess(t: TestContext, env: NodeJS.ProcessEnv = {}) {
     child.kill('SIGKILL')
   })
   let stderr = ''
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr.on('data', (c) => {
-      stderr += c
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr)
-      if (m) resolve(m[1] as string)
-    })
-    void exited.then(() => reject(new Error(`the server exited:\n${stderr}`)))
+  child.stderr.on('data', (c) => {
+    stderr += c
   })
+  const url = await listeningUrl(child)
   return { url, stderr: () => stderr }
 }
 

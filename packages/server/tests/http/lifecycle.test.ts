@@ -6,10 +6,12 @@ import { connect } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { recordingLogger } from '../helpers/auth.js'
+import { eventually } from '../helpers/eventually.js'
 import { png } from '../helpers/fixtures.js'
 import { firstJsonBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
-import { eventually, metric, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { listeningUrl } from '../helpers/server-process.js'
+import { metric, startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { test } from '../helpers/test.js'
 
@@ -88,11 +90,11 @@ test('closing the server lets an in-flight upload finish and be stored', async (
 
 /** Resolves once the server is handling an upload, so a close lands while it is in flight. */
 async function inFlight(srv: TestServer): Promise<void> {
-  const n = await eventually(
-    () => metric(srv, 'ueditor_uploads_in_flight'),
-    (v) => v >= 1,
-    10_000,
-  )
+  const n = await eventually(() => metric(srv, 'ueditor_uploads_in_flight'), {
+    until: (v) => v >= 1,
+    timeoutMs: 10_000,
+    what: 'an upload in flight',
+  })
   assert.equal(n, 1, 'the upload never reached the server')
 }
 
@@ -142,37 +144,13 @@ test('a bad config stops the binary with every problem listed', async (t) => {
 test('the binary serves on embedded defaults and exits cleanly on SIGTERM', async (t) => {
   const dir = await tempDir(t, 'ueditor-cli-')
   const run = runMain({ PORT: '0', UEDITOR_LOG_LEVEL: 'silent' }, dir)
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start: ${run.stderr()}`)), 60_000)
-    run.child.stderr.on('data', () => {
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(run.stderr())
-      if (m) {
-        clearTimeout(timer)
-        resolve(m[1] as string)
-      }
-    })
-  })
+  const url = await listeningUrl(run.child)
   const config = await (await fetch(`${url}/ueditor?action=config`)).json()
   assert.equal(config.imageActionName, 'image')
   const exited = new Promise((r) => run.child.on('exit', r))
   run.child.kill('SIGTERM')
   assert.equal(await exited, 0)
 })
-
-/** The server's address, from the banner the binary prints once it listens. */
-function listeningUrl(run: ReturnType<typeof runMain>): Promise<string> {
-  return new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start: ${run.stderr()}`)), 60_000)
-    const look = () => {
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(run.stderr())
-      if (!m) return
-      clearTimeout(timer)
-      run.child.stderr.off('data', look)
-      resolve(m[1] as string)
-    }
-    run.child.stderr.on('data', look)
-  })
-}
 
 /** A keep-alive connection that has had one answer and now sits idle; resolves when it closes. */
 async function idleKeepAlive(url: string): Promise<{ closed: Promise<void> }> {
@@ -199,7 +177,7 @@ test('on SIGTERM the port closes at once, idle connections are closed, uploads i
     dir,
   )
   t.after(() => run.child.kill('SIGKILL'))
-  const url = await listeningUrl(run)
+  const url = await listeningUrl(run.child)
   const srv = { url }
   const { body, contentType } = multipartBody([
     { name: 'upfile', filename: 'slow.png', value: png(64, 64, { noise: true }) },
@@ -220,16 +198,23 @@ test('on SIGTERM the port closes at once, idle connections are closed, uploads i
     const text = await (await fetch(`${url}/metrics`)).text()
     return /^ueditor_uploads_in_flight (\d+)$/m.exec(text)?.[1]
   }
-  assert.equal(await eventually(metric, (n) => n === '3', 4_000), '3')
+  assert.equal(
+    await eventually(metric, {
+      until: (n) => n === '3',
+      timeoutMs: 4_000,
+      what: 'three uploads in flight',
+    }),
+    '3',
+  )
   const idle = await idleKeepAlive(url)
   const exited = new Promise<number | null>((r) => run.child.on('exit', r))
   const signalled = Date.now()
   run.child.kill('SIGTERM')
-  await eventually(
-    async () => run.stderr(),
-    (text) => text.includes('SIGTERM received'),
-    4_000,
-  )
+  await eventually(async () => run.stderr(), {
+    until: (text) => text.includes('SIGTERM received'),
+    timeoutMs: 4_000,
+    what: 'SIGTERM received, logged',
+  })
 
   // A proxy in front finds the port closed and its idle connection gone, so it moves on to
   // another node by itself, while the uploads go on.
@@ -322,7 +307,7 @@ test('a graceful shutdown lets the upload in flight finish, logs no error, and e
     dir,
   )
   t.after(() => run.child.kill('SIGKILL'))
-  const url = await listeningUrl(run)
+  const url = await listeningUrl(run.child)
   const { body, contentType } = multipartBody([
     { name: 'upfile', filename: 'slow.png', value: png(64, 64, { noise: true }) },
   ])
@@ -335,7 +320,14 @@ test('a graceful shutdown lets the upload in flight finish, logs no error, and e
   )
   const inFlight = async () =>
     /^ueditor_uploads_in_flight (\d+)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1]
-  assert.equal(await eventually(inFlight, (n) => n === '1', 4_000), '1')
+  assert.equal(
+    await eventually(inFlight, {
+      until: (n) => n === '1',
+      timeoutMs: 4_000,
+      what: 'one upload in flight',
+    }),
+    '1',
+  )
   const exited = new Promise<number | null>((r) => run.child.on('exit', r))
   run.child.kill('SIGTERM')
   assert.equal(firstJsonBody((await held).text)?.state, 'SUCCESS')

@@ -8,7 +8,7 @@ import type { UeError } from '../../src/shared/errors.js'
 import { BodyWatch, pipeBody } from '../../src/shared/request-body.js'
 import type { ConnectionInfo } from '../../src/shared/request-info.js'
 import type { FetchHandler } from '../../src/shared/types.js'
-import { eventually } from '../helpers/start-server.js'
+import { eventually } from '../helpers/eventually.js'
 import { type TestContext, test } from '../helpers/test.js'
 
 async function serve(t: TestContext, handler: FetchHandler): Promise<string> {
@@ -240,10 +240,7 @@ test('the Node edge hands its body stream to a Node reader, under the same byte 
   await postBytes(base, 50_000)
   // The refusal closes the connection mid-body: the client may see a reset instead of an answer.
   await postBytes(base, 1024 * 1024).catch(() => undefined)
-  await eventually(
-    async () => outcomes.length,
-    (n) => n === 2,
-  )
+  await eventually(async () => outcomes.length, { until: (n) => n === 2, what: 'both outcomes' })
   assert.deepEqual(outcomes, ['50000 UE_BODY_CONSUMED', 'UE_BODY_TOO_LARGE true'])
 })
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { Writable } from 'node:stream'
 import { createLogger } from '../../src/shared/log.js'
+import { eventually } from '../helpers/eventually.js'
 import { blob, HTML, png } from '../helpers/fixtures.js'
 import { rawSqlite } from '../helpers/sqlite.js'
 import { startTestServer } from '../helpers/start-server.js'
@@ -274,11 +275,10 @@ describe('metrics', () => {
       // @ts-expect-error: Node's fetch needs `duplex` for streamed bodies; the DOM types lack it.
       duplex: 'half',
     })
-    let during = 0
-    for (let i = 0; i < 200 && during === 0; i++) {
-      during = sample(await scrape(metricsUrl), 'ueditor_uploads_in_flight')
-      if (during === 0) await new Promise((r) => setTimeout(r, 25))
-    }
+    const during = await eventually(
+      async () => sample(await scrape(metricsUrl), 'ueditor_uploads_in_flight'),
+      { until: (n) => n !== 0, timeoutMs: 10_000, what: 'the upload counted in flight' },
+    )
     assert.equal(during, 1)
     sendRest?.()
     assert.equal(((await (await pending).json()) as { state: string }).state, 'SUCCESS')

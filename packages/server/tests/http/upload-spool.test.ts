@@ -3,9 +3,10 @@ import { randomBytes } from 'node:crypto'
 import { stat, writeFile } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { join } from 'node:path'
+import { eventually } from '../helpers/eventually.js'
 import { PDF } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
-import { eventually, startTestServer } from '../helpers/start-server.js'
+import { startTestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
 
 describe('the upload spool', () => {
@@ -83,17 +84,17 @@ describe('the upload spool', () => {
     )
     socket.write(partHead)
     socket.write(firstBytes)
-    const answer = await eventually(
-      async () => received,
-      (text) => text.includes('\r\n\r\n{'),
-      10_000,
-    )
+    const answer = await eventually(async () => received, {
+      until: (text) => text.includes('\r\n\r\n{'),
+      timeoutMs: 10_000,
+      what: 'the answer to the upload',
+    })
     assert.match(answer, /"code":"UE_CONTENT_MISMATCH"/)
     assert.deepEqual(
-      await eventually(
-        () => srv.tempFiles(),
-        (files) => files.length === 0,
-      ),
+      await eventually(() => srv.tempFiles(), {
+        until: (files) => files.length === 0,
+        what: 'no temp files left',
+      }),
       [],
     )
     assert.deepEqual(await srv.storedFiles(), [])

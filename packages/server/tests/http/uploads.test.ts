@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
+import { eventually } from '../helpers/eventually.js'
 import { blob, HTML, PDF, png } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
 
 async function upload(srv: TestServer, action: string, field: string, bytes: Buffer, name: string) {
@@ -51,10 +52,10 @@ describe('uploads through the real server', () => {
     assert.equal(up.code, 'UE_FILE_TOO_LARGE')
     assert.deepEqual(await srv.storedFiles(), [])
     assert.deepEqual(
-      await eventually(
-        () => srv.tempFiles(),
-        (f) => f.length === 0,
-      ),
+      await eventually(() => srv.tempFiles(), {
+        until: (f) => f.length === 0,
+        what: 'no temp files left',
+      }),
       [],
     )
     assert.equal(await listTotal(srv), 0)
@@ -79,10 +80,10 @@ describe('uploads through the real server', () => {
     )
     assert.ok(['UE_FILE_TOO_LARGE', 'connection closed'].includes(outcome), outcome)
     assert.deepEqual(
-      await eventually(
-        () => srv.tempFiles(),
-        (f) => f.length === 0,
-      ),
+      await eventually(() => srv.tempFiles(), {
+        until: (f) => f.length === 0,
+        what: 'no temp files left',
+      }),
       [],
     )
     assert.deepEqual(await srv.storedFiles(), [])
@@ -191,10 +192,10 @@ describe('uploads through the real server', () => {
       socket.on('error', reject)
     })
     assert.deepEqual(
-      await eventually(
-        () => srv.tempFiles(),
-        (f) => f.length === 0,
-      ),
+      await eventually(() => srv.tempFiles(), {
+        until: (f) => f.length === 0,
+        what: 'no temp files left',
+      }),
       [],
     )
     assert.deepEqual(await srv.storedFiles(), [])

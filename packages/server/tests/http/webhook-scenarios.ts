@@ -4,6 +4,7 @@ import type { UeditorEvent } from '../../src/events/types.js'
 import type { UeditorOptions } from '../../src/server.js'
 import { type RunningServer, startServer } from '../../src/standalone/serve.js'
 import { ALICE, bearer, TOKENS } from '../helpers/auth.js'
+import { eventually } from '../helpers/eventually.js'
 import { PDF } from '../helpers/fixtures.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { tempDir } from '../helpers/temp-dir.js'
@@ -140,12 +141,18 @@ export function webhookScenarios(engine: Engine): void {
     const first = await startNode(t, { dataDir, db, receiver })
     const stored = await upload(first)
     assert.equal(stored.body.state, 'SUCCESS')
-    await waitUntil(async () => (await failedAttempts(first)) >= 3, 'three refused connections')
+    await eventually(async () => (await failedAttempts(first)) >= 3, {
+      timeoutMs: 20_000,
+      what: 'three refused connections',
+    })
     await first.close()
 
     await receiver.setMode('fail')
     const second = await startNode(t, { dataDir, db, receiver })
-    await waitUntil(async () => receiver.refused >= 3, 'three answers of 500')
+    await eventually(async () => receiver.refused >= 3, {
+      timeoutMs: 20_000,
+      what: 'three answers of 500',
+    })
     assert.equal(receiver.deliveries.length, 0)
     await receiver.setMode('accept')
     const [delivery] = await receiver.waitFor(1)
@@ -162,10 +169,16 @@ export function webhookScenarios(engine: Engine): void {
     const dataDir = await tempDir(t, 'ue-hook-')
     const first = await startNode(t, { dataDir, db, receiver })
     assert.equal((await upload(first)).body.state, 'SUCCESS')
-    await waitUntil(async () => receiver.held.count === 1, 'an attempt held by the receiver')
+    await eventually(async () => receiver.held.count === 1, {
+      timeoutMs: 20_000,
+      what: 'an attempt held by the receiver',
+    })
     await first.close()
     // The attempt did not outlive the server: its connection is gone.
-    await waitUntil(async () => receiver.held.cutOff === 1, 'the held attempt cut off')
+    await eventually(async () => receiver.held.cutOff === 1, {
+      timeoutMs: 20_000,
+      what: 'the held attempt cut off',
+    })
 
     await receiver.setMode('accept')
     await startNode(t, { dataDir, db, receiver })
@@ -214,12 +227,4 @@ export async function failedAttempts(server: RunningServer): Promise<number> {
     .split('\n')
     .filter((l) => l.startsWith('ueditor_webhook_deliveries_total{') && /outcome="failed"/.test(l))
     .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0)
-}
-
-export async function waitUntil(check: () => Promise<boolean>, what: string, ms = 20_000) {
-  const end = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not seen within ${ms} ms: ${what}`)
-    await pause(20)
-  }
 }

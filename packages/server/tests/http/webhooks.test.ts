@@ -11,12 +11,13 @@ import { createUeditorServer } from '../../src/server.js'
 import { isUeError } from '../../src/shared/errors.js'
 import { ALICE, BOB, bearer, deleteFile, recordingLogger, uploadFile } from '../helpers/auth.js'
 import { runCli } from '../helpers/cli.js'
+import { eventually } from '../helpers/eventually.js'
 import { PDF } from '../helpers/fixtures.js'
 import { rawSqlite } from '../helpers/sqlite.js'
 import { startTestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { type TestContext, test } from '../helpers/test.js'
-import { pause, startWebhookReceiver } from '../helpers/webhook-receiver.js'
+import { pause, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js'
 import {
   type Database,
   type Engine,
@@ -25,7 +26,6 @@ import {
   SECRET,
   startNode,
   upload,
-  waitUntil,
   webhookConfig,
   webhookScenarios,
 } from './webhook-scenarios.js'
@@ -133,7 +133,10 @@ test('in-process handlers hear an upload and a delete after they commit, as the 
   )
   assert.ok(deliveries.every((d) => d.verified))
   // Delivered events leave the outbox.
-  await waitUntil(async () => (await outboxRows(db.file)) === 0, 'an empty outbox')
+  await eventually(async () => (await outboxRows(db.file)) === 0, {
+    timeoutMs: 20_000,
+    what: 'an empty outbox',
+  })
 })
 
 test('a handler that throws or never settles is logged and counted, and never fails or holds the request', async (t) => {
@@ -159,7 +162,14 @@ test('a handler that throws or never settles is logged and counted, and never fa
   assert.equal(stored.body.state, 'SUCCESS')
   const deleted = await deleteFile(srv, bearer(ALICE), stored.body.url as string)
   assert.equal(deleted.body.state, 'SUCCESS')
-  await waitFor(() => deletedHeard === 1 && logger.lines.some((l) => l.includes('handler failed')))
+  await eventually(
+    () => deletedHeard === 1 && logger.lines.some((l) => l.includes('handler failed')),
+    {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      what: 'the deleted event heard and the failing handler logged',
+    },
+  )
   const failure = logger.lines.find((l) => l.includes('event handler failed')) as string
   assert.match(failure, /"level":"error"/)
   assert.match(failure, /"event":"fileStored"/)
@@ -183,19 +193,9 @@ test('files reconcile --fix announces the rows it removes, and a serving node de
   const { storage } = server.ue.config
   if (storage.driver !== 'local') throw new Error('local storage was configured')
   await unlink(join(storage.root, key))
-  const fixed = await runCli(['files', 'reconcile', '--fix', '--grace', '0'], {
-    UEDITOR_DATA_DIR: dataDir,
-    UEDITOR_SQLITE_FILE: db.file,
-    UEDITOR_WEBHOOK_URL: receiver.url,
-    UEDITOR_WEBHOOK_SECRET: SECRET,
-  })
+  const fixed = await cliFix(['files', 'reconcile'], { dataDir, db, receiver })
   assert.equal(fixed.code, 0, fixed.stderr)
-  const [, delivery] = await receiver.waitFor(2)
-  assert.equal(delivery?.verified, true)
-  assert.equal(delivery?.event.type, 'fileDeleted')
-  assert.deepEqual(delivery?.event.data, deletedFile(stored.body.url as string, 'reconcile'))
-  await pause(200)
-  assert.equal(receiver.deliveries.length, 2)
+  await lastAndOnlyDelivery(receiver, 2, deletedFile(stored.body.url as string, 'reconcile'))
 })
 
 test('saving and deleting a document through the documents API sends documentSaved and documentDeleted, in process and to the webhook', async (t) => {
@@ -287,23 +287,15 @@ test('files orphans --fix announces each file it removes as fileDeleted with rea
   )
   assert.equal(saved.status, 200)
   await receiver.waitFor(3)
-  const fixed = await runCli(['files', 'orphans', '--fix', '--grace', '0'], {
-    UEDITOR_DATA_DIR: dataDir,
-    UEDITOR_SQLITE_FILE: db.file,
-    UEDITOR_DOCUMENTS_ENABLED: 'true',
-    UEDITOR_WEBHOOK_URL: receiver.url,
-    UEDITOR_WEBHOOK_SECRET: SECRET,
-  })
-  assert.equal(fixed.code, 0, fixed.stderr + fixed.stdout)
-  const deliveries = await receiver.waitFor(4)
-  const last = deliveries[3]
-  assert.equal(last?.verified, true)
-  assert.deepEqual(
-    [last?.event.type, last?.event.data],
-    ['fileDeleted', deletedFile(orphan.body.url as string, 'orphan')],
+  const fixed = await cliFix(
+    ['files', 'orphans'],
+    { dataDir, db, receiver },
+    {
+      UEDITOR_DOCUMENTS_ENABLED: 'true',
+    },
   )
-  await pause(200)
-  assert.equal(receiver.deliveries.length, 4)
+  assert.equal(fixed.code, 0, fixed.stderr + fixed.stdout)
+  await lastAndOnlyDelivery(receiver, 4, deletedFile(orphan.body.url as string, 'orphan'))
 })
 
 test('the periodic orphan sweep announces each file it removes, in process and to the webhook', async (t) => {
@@ -323,7 +315,10 @@ test('the periodic orphan sweep announces each file it removes, in process and t
     [removed?.event.type, removed?.event.data],
     ['fileDeleted', deletedFile(orphan.body.url as string, 'orphan')],
   )
-  await waitUntil(async () => heard.length === 1, 'the in-process handler')
+  await eventually(async () => heard.length === 1, {
+    timeoutMs: 20_000,
+    what: 'the in-process handler',
+  })
   assert.deepEqual(heard[0], removed?.event)
   assert.deepEqual(await listedUrls(server), [])
 })
@@ -369,10 +364,10 @@ test('an event still failing past webhooks.maxAgeMs is given up, logged at error
     config: { webhooks: { ...webhookConfig(receiver.url), maxAgeMs: 1_000 } },
   })
   const stored = await upload(server)
-  await waitUntil(
-    async () => logger.lines.some((l) => l.includes('webhook event given up')),
-    'the event given up',
-  )
+  await eventually(async () => logger.lines.some((l) => l.includes('webhook event given up')), {
+    timeoutMs: 20_000,
+    what: 'the event given up',
+  })
   const line = logger.lines.find((l) => l.includes('webhook event given up')) as string
   assert.match(line, /"level":"error"/)
   assert.ok(line.includes(JSON.stringify(stored.body.url).slice(1, -1)), line)
@@ -454,14 +449,34 @@ test('the signature check in docs/events.md is the one the test receiver runs, a
   assert.equal(verifyWebhookSignature(SECRET, body, undefined), false)
 })
 
-function repoFile(path: string): string {
-  return readFileSync(fileURLToPath(new URL(`../../../../../${path}`, import.meta.url)), 'utf8')
+/** `ueditor-server <command> --fix --grace 0` on the node's data, with its webhook set. */
+function cliFix(
+  command: string[],
+  node: { dataDir: string; db: { file: string }; receiver: WebhookReceiver },
+  env: NodeJS.ProcessEnv = {},
+) {
+  return runCli([...command, '--fix', '--grace', '0'], {
+    UEDITOR_DATA_DIR: node.dataDir,
+    UEDITOR_SQLITE_FILE: node.db.file,
+    ...env,
+    UEDITOR_WEBHOOK_URL: node.receiver.url,
+    UEDITOR_WEBHOOK_SECRET: SECRET,
+  })
 }
 
-async function waitFor(check: () => boolean, ms = 10_000) {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error('not seen in time')
-    await pause(10)
-  }
+/** The `count`th delivery is a signed fileDeleted of `data`, and no other follows it. */
+async function lastAndOnlyDelivery(
+  receiver: WebhookReceiver,
+  count: number,
+  data: Record<string, unknown>,
+) {
+  const last = (await receiver.waitFor(count))[count - 1]
+  assert.equal(last?.verified, true)
+  assert.deepEqual([last?.event.type, last?.event.data], ['fileDeleted', data])
+  await pause(200)
+  assert.equal(receiver.deliveries.length, count)
+}
+
+function repoFile(path: string): string {
+  return readFileSync(fileURLToPath(new URL(`../../../../../${path}`, import.meta.url)), 'utf8')
 }

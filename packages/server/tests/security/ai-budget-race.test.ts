@@ -3,7 +3,8 @@ import { openMetadataStore } from '../../src/db/open.js'
 import { auditLines, startAiRelay } from '../helpers/ai-relay.js'
 import type { SeenRequest } from '../helpers/ai-upstream.js'
 import { ALICE, BOB, bearer } from '../helpers/auth.js'
-import { eventually, type TestServer } from '../helpers/start-server.js'
+import { eventually } from '../helpers/eventually.js'
+import type { TestServer } from '../helpers/start-server.js'
 import { test } from '../helpers/test.js'
 
 const BUDGET = 1_000
@@ -63,10 +64,10 @@ test('concurrent calls of a fresh user with a small budget never take the day pa
   const answers = await Promise.all(Array.from({ length: 8 }, () => ask(srv, words(600))))
   const served = answers.filter((a) => a.includes('"finish_reason":"stop"')).length
   const refused = answers.filter((a) => a.includes('UE_AI_BUDGET_EXCEEDED')).length
-  const lines = await eventually(
-    async () => auditLines(log).filter((l) => l.outcome === 'ok'),
-    (l) => l.length === served,
-  )
+  const lines = await eventually(async () => auditLines(log).filter((l) => l.outcome === 'ok'), {
+    until: (l) => l.length === served,
+    what: 'an audit line per served call',
+  })
   const reported = lines.reduce((n, l) => n + l.tokensIn + l.tokensOut, 0)
   const count = await counted(srv, 'user:alice')
   t.diagnostic(

@@ -3,7 +3,8 @@ import { connect, type Socket } from 'node:net'
 import type { ServerConfigInput } from '../../src/config/schema.js'
 import { auditLines, startAiRelay } from '../helpers/ai-relay.js'
 import { ALICE, bearer } from '../helpers/auth.js'
-import { eventually, type TestServer } from '../helpers/start-server.js'
+import { eventually } from '../helpers/eventually.js'
+import type { TestServer } from '../helpers/start-server.js'
 import { test } from '../helpers/test.js'
 
 const MiB = 1024 * 1024
@@ -70,15 +71,15 @@ test('an upstream that ignores max_tokens is cut at the output cap and aborted, 
   t.after(() => {
     for (const c of calls) c.socket.destroy()
   })
-  const aborted = await eventually(
-    async () => upstream.closedEarly(),
-    (n) => n === 4,
-    30_000,
-  )
-  const lines = await eventually(
-    async () => auditLines(log),
-    (l) => l.length === 4,
-  )
+  const aborted = await eventually(async () => upstream.closedEarly(), {
+    until: (n) => n === 4,
+    timeoutMs: 30_000,
+    what: 'the four upstream calls aborted',
+  })
+  const lines = await eventually(async () => auditLines(log), {
+    until: (l) => l.length === 4,
+    what: 'four audit lines',
+  })
   const peak = sampler.stop()
   t.diagnostic(
     `4 unread calls against an upstream streaming 16 M characters each: RSS ${mib(before)} → peak ${mib(peak)} MiB; the upstream wrote ${mib(upstream.bytesSent())} MiB in all before it was aborted`,
@@ -102,10 +103,10 @@ test('an upstream that ignores max_tokens is cut at the output cap and aborted, 
   t.diagnostic(`a reading client got ${answered} characters (the cap is 4096 tokens)`)
   assert.ok(answered <= 6 * 4_096, `${answered} characters`)
   assert.equal(
-    await eventually(
-      async () => upstream.closedEarly(),
-      (n) => n === 5,
-    ),
+    await eventually(async () => upstream.closedEarly(), {
+      until: (n) => n === 5,
+      what: 'the fifth upstream call aborted',
+    }),
     5,
   )
 })
@@ -127,22 +128,28 @@ test('a client that stops reading ends the call after ai.writeTimeoutMs: the ups
   const sampler = rssPeak()
   const call = await unreadCall(srv)
   t.after(() => call.socket.destroy())
-  const aborted = await eventually(
-    async () => upstream.closedEarly(),
-    (n) => n === 1,
-    30_000,
-  )
+  const aborted = await eventually(async () => upstream.closedEarly(), {
+    until: (n) => n === 1,
+    timeoutMs: 30_000,
+    what: 'the upstream call aborted',
+  })
   assert.equal(aborted, 1, 'the upstream request was aborted')
-  const [line] = await eventually(
-    async () => auditLines(log),
-    (l) => l.length === 1,
-  )
+  const [line] = await eventually(async () => auditLines(log), {
+    until: (l) => l.length === 1,
+    what: 'an audit line',
+  })
   // The server closes the connection without waiting for the client to read again.
   const connections = () =>
     new Promise<number>((resolve, reject) =>
       srv.http.getConnections((err, n) => (err ? reject(err) : resolve(n))),
     )
-  assert.equal(await eventually(connections, (n) => n === 0), 0)
+  assert.equal(
+    await eventually(connections, {
+      until: (n) => n === 0,
+      what: 'the connection closed by the server',
+    }),
+    0,
+  )
   // Reading again, the client finds what was in flight, then the end of the connection.
   call.socket.resume()
   await call.closed

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { bearer } from '../helpers/auth.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { eventually } from '../helpers/eventually.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { test } from '../helpers/test.js'
 
 const USERS = ['ann', 'ben', 'cat', 'dan', 'eve'].map((name) => ({
@@ -93,11 +94,11 @@ test('slow bodies from four users hold no AI slot: another user is served while 
   assert.equal(upstream.requests.length, 1, 'no slow body reached the upstream before it was in')
 
   for (const call of slow) call.finish()
-  const answers = await eventually(
-    async () => slow.map((c) => c.received()),
-    (texts) => texts.every((text) => /"type":"end"/.test(text)),
-    20_000,
-  )
+  const answers = await eventually(async () => slow.map((c) => c.received()), {
+    until: (texts) => texts.every((text) => /"type":"end"/.test(text)),
+    timeoutMs: 20_000,
+    what: 'every slow call answered to its end',
+  })
   t.diagnostic(
     `8 slow bodies of 4 users in flight (the node's 8 slots, 2 per user); another user's call answered in ${eveMs} ms; then all 8 served once their bodies were in`,
   )
@@ -113,18 +114,18 @@ test('a user past twice ai.concurrencyPerUser slow bodies is refused at once, an
   })
   const fifth = await slowCall(srv, ANN.token)
   t.after(() => fifth.socket.destroy())
-  const refusal = await eventually(
-    async () => fifth.received(),
-    (text) => text.includes('"code"'),
-  )
+  const refusal = await eventually(async () => fifth.received(), {
+    until: (text) => text.includes('"code"'),
+    what: 'the fifth call refused',
+  })
   assert.match(refusal, /UE_AI_RATE_LIMITED/)
   // Other users are served meanwhile.
   assert.match(await ask(srv, BEN.token), /"type":"end"/)
-  const ended = await eventually(
-    async () => slow.map((c) => c.received()),
-    (texts) => texts.every((text) => text.includes('"code"')),
-    20_000,
-  )
+  const ended = await eventually(async () => slow.map((c) => c.received()), {
+    until: (texts) => texts.every((text) => text.includes('"code"')),
+    timeoutMs: 20_000,
+    what: 'every slow call answered with an error code',
+  })
   for (const text of ended) assert.match(text, /UE_BODY_TIMEOUT/, text.slice(0, 300))
   await Promise.all(slow.map((c) => c.closed))
   t.diagnostic(

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
+import { eventually } from '../helpers/eventually.js'
 import { png } from '../helpers/fixtures.js'
 import { solid } from '../helpers/images.js'
 import { type EditorAnswer, uploadFrom } from '../helpers/post-from.js'
-import { eventually, metric, startTestServer } from '../helpers/start-server.js'
+import { metric, startTestServer } from '../helpers/start-server.js'
 import { test } from '../helpers/test.js'
 
 interface Timed extends EditorAnswer {
@@ -25,11 +26,11 @@ test('two clients flooding heavy images neither starve a third client nor queue 
     Promise.all(Array.from({ length: 5 }, () => timed(address, heavy, 'heavy.png'))),
   )
   // Both floods fill their share of the queue (two waiting each) before the small image is sent.
-  const waiting = await eventually(
-    () => metric(srv, 'ueditor_image_queue_waiting'),
-    (n) => n === 4,
-    30_000,
-  )
+  const waiting = await eventually(() => metric(srv, 'ueditor_image_queue_waiting'), {
+    until: (n) => n === 4,
+    timeoutMs: 30_000,
+    what: 'four images waiting in the queue',
+  })
   assert.equal(waiting, 4, 'the floods never filled the image queue')
   const small = await timed('127.0.0.4', png(4, 4), 'small.png')
   const [a, b] = (await Promise.all(floods)) as [Timed[], Timed[]]

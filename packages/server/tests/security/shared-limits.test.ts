@@ -4,11 +4,12 @@ import type { ServerConfigInput } from '../../src/config/schema.js'
 import { createLimiters } from '../../src/limits/limiter.js'
 import { startAiUpstream } from '../helpers/ai-upstream.js'
 import { ALICE, bearer, TOKENS } from '../helpers/auth.js'
+import { eventually } from '../helpers/eventually.js'
 import { png } from '../helpers/fixtures.js'
 import { firstJsonBody, postBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { skipOrFail, startPostgresLane } from '../helpers/postgres.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { after, describe, test } from '../helpers/test.js'
 
 async function imageUpload(srv: TestServer): Promise<{ state?: string; code?: string }> {
@@ -88,15 +89,15 @@ if ('unavailable' in lane) {
         { gapMs: 3_000, maxMs: 10_000 },
       )
       // Once node a counts the slow upload's slot, node b refuses the client's next upload.
-      const held = await eventually(
-        () => slotsInFlight(url, 'upload-slots:127.0.0.1'),
-        (n) => n === 1,
-      )
+      const held = await eventually(() => slotsInFlight(url, 'upload-slots:127.0.0.1'), {
+        until: (n) => n === 1,
+        what: 'one upload slot held',
+      })
       assert.equal(held, 1)
-      const refused = await eventually(
-        async () => (await imageUpload(b)).code,
-        (code) => code === 'UE_RATE_LIMITED',
-      )
+      const refused = await eventually(async () => (await imageUpload(b)).code, {
+        until: (code) => code === 'UE_RATE_LIMITED',
+        what: 'the other node refusing the upload',
+      })
       assert.equal(refused, 'UE_RATE_LIMITED')
       assert.equal(firstJsonBody((await slow).text)?.state, 'SUCCESS')
       assert.equal((await imageUpload(b)).state, 'SUCCESS')

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
+import { eventually } from '../helpers/eventually.js'
 import { png } from '../helpers/fixtures.js'
 import { firstJsonBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
-import { eventually, metric, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { metric, startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
 
 type Outcome =
@@ -121,11 +122,11 @@ describe('S61: refusals the client can read, and bursts that are not refused', (
   test('a queued upload whose client hangs up gives its place to the next one', async (t) => {
     const srv = await startTestServer(t, { limits: { concurrentUploads: 1, uploadQueue: 1 } })
     const holder = slowUpload(srv, 3_000)
-    await eventually(
-      () => metric(srv, 'ueditor_uploads_in_flight'),
-      (n) => n === 1,
-      10_000,
-    )
+    await eventually(() => metric(srv, 'ueditor_uploads_in_flight'), {
+      until: (n) => n === 1,
+      timeoutMs: 10_000,
+      what: 'one upload in flight',
+    })
     // The one queue place is taken, then given up by a client that goes away.
     const { body, contentType } = imageBody()
     const { pathname, search } = new URL(srv.action('image'))
@@ -137,18 +138,18 @@ describe('S61: refusals the client can read, and bursts that are not refused', (
       ],
       { maxMs: 1_000 },
     )
-    await eventually(
-      () => metric(srv, 'ueditor_upload_queue_waiting'),
-      (n) => n === 1,
-      10_000,
-    )
+    await eventually(() => metric(srv, 'ueditor_upload_queue_waiting'), {
+      until: (n) => n === 1,
+      timeoutMs: 10_000,
+      what: 'one upload waiting in the queue',
+    })
     await gone
     assert.equal(
-      await eventually(
-        () => metric(srv, 'ueditor_upload_queue_total{outcome="gone"}'),
-        (n) => n === 1,
-        10_000,
-      ),
+      await eventually(() => metric(srv, 'ueditor_upload_queue_total{outcome="gone"}'), {
+        until: (n) => n === 1,
+        timeoutMs: 10_000,
+        what: 'the waiting upload counted as gone',
+      }),
       1,
     )
     assert.equal(await metric(srv, 'ueditor_upload_queue_waiting'), 0)
@@ -162,11 +163,11 @@ describe('S61: refusals the client can read, and bursts that are not refused', (
       limits: { concurrentUploads: 1, uploadQueueWaitMs: 300 },
     })
     const holder = slowUpload(srv, 4_000)
-    await eventually(
-      () => metric(srv, 'ueditor_uploads_in_flight'),
-      (n) => n === 1,
-      10_000,
-    )
+    await eventually(() => metric(srv, 'ueditor_uploads_in_flight'), {
+      until: (n) => n === 1,
+      timeoutMs: 10_000,
+      what: 'one upload in flight',
+    })
     const { body, contentType } = imageBody()
     assert.equal(answerOf(await send(srv, body, contentType))?.code, 'UE_RATE_LIMITED')
     assert.equal(await metric(srv, 'ueditor_upload_limit_refusals_total{limit="queue_wait"}'), 1)

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { tmpdir } from 'node:os'
 import { clientKey } from '../../src/editor/limits.js'
 import { sharedFreeBytes } from '../../src/shared/free-space.js'
+import { eventually } from '../helpers/eventually.js'
 import { png } from '../helpers/fixtures.js'
 import {
   assertStillServes,
@@ -12,7 +13,7 @@ import {
 } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
 import { uploadFrom } from '../helpers/post-from.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
 
 function imageUpload(srv: TestServer, scrawl = false) {
@@ -71,7 +72,7 @@ describe('S14: upload floods and disk exhaustion', () => {
     )
     const refused = await eventually(
       async () => (await (await imageUpload(srv)).json()).code as string | undefined,
-      (code) => code === 'UE_RATE_LIMITED',
+      { until: (code) => code === 'UE_RATE_LIMITED', what: 'an upload refused UE_RATE_LIMITED' },
     )
     assert.equal(refused, 'UE_RATE_LIMITED')
     const finished = await slow

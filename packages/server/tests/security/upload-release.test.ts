@@ -2,10 +2,11 @@ import assert from 'node:assert/strict'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { join } from 'node:path'
+import { eventually } from '../helpers/eventually.js'
 import { png } from '../helpers/fixtures.js'
 import { assertStillServes, firstJsonBody, rawExchange } from '../helpers/hostile.js'
 import { multipartBody } from '../helpers/multipart.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
 
 const FIRST = png(300, 300, { noise: true })
@@ -22,10 +23,10 @@ function request(srv: TestServer, body: Buffer, contentType: string, action = 'i
 }
 
 async function noSpoolLeft(srv: TestServer) {
-  const temp = await eventually(
-    () => srv.tempFiles(),
-    (files) => files.length === 0,
-  )
+  const temp = await eventually(() => srv.tempFiles(), {
+    until: (files) => files.length === 0,
+    what: 'no spool file left',
+  })
   assert.deepEqual(temp, [], 'a spool file was left behind')
 }
 
@@ -102,10 +103,10 @@ describe('S44: every upload path releases its slot, its spool and its connection
       socket.write(head)
       socket.write(body.subarray(0, 100_000))
       // Long enough for the upload to be admitted and spooling.
-      await eventually(
-        () => srv.tempFiles(),
-        (files) => files.length > 0,
-      )
+      await eventually(() => srv.tempFiles(), {
+        until: (files) => files.length > 0,
+        what: 'a spool file opened',
+      })
       socket.destroy()
     }
     await noSpoolLeft(srv)

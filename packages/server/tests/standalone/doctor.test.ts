@@ -85,31 +85,19 @@ test('doctor names each broken part of a setup and what to do about it', async (
     join(dir, 'data', 'ueditor.db'),
     'this is not a database, it is text '.repeat(200),
   )
-  const out = await runCli(
-    ['doctor'],
-    {
-      UEDITOR_DATA_DIR: join(dir, 'data'),
-      UEDITOR_STORAGE_ROOT: join(dir, 'not-a-folder'),
-      UEDITOR_LIMIT_MIN_FREE_BYTES: String(2 ** 50),
-      UEDITOR_STATIC_DIR: join(dir, 'site'),
-      UEDITOR_CONFIG: 'ueditor.json',
-    },
-    dir,
-  )
+  const broken = {
+    UEDITOR_DATA_DIR: join(dir, 'data'),
+    UEDITOR_STORAGE_ROOT: join(dir, 'not-a-folder'),
+    UEDITOR_LIMIT_MIN_FREE_BYTES: String(2 ** 50),
+    UEDITOR_STATIC_DIR: join(dir, 'site'),
+    UEDITOR_CONFIG: 'ueditor.json',
+  }
+  const out = await runCli(['doctor'], broken, dir)
   await writeFile(join(dir, 'ueditor.json'), '{"editor": {"imageMaxSzie": 5}}')
   const soffice = await fakeLibreOffice(await tempDir(t, 'ueditor-lo-'))
   const again = await runCli(
     ['doctor'],
-    {
-      UEDITOR_DATA_DIR: join(dir, 'data'),
-      UEDITOR_STORAGE_ROOT: join(dir, 'not-a-folder'),
-      UEDITOR_LIMIT_MIN_FREE_BYTES: String(2 ** 50),
-      UEDITOR_STATIC_DIR: join(dir, 'site'),
-      UEDITOR_CONFIG: 'ueditor.json',
-      HOST: '0.0.0.0',
-      PORT: String(port),
-      UEDITOR_IMAGES_SOFFICE: soffice,
-    },
+    { ...broken, HOST: '0.0.0.0', PORT: String(port), UEDITOR_IMAGES_SOFFICE: soffice },
     dir,
   )
   // Without the file the config itself is the problem, and nothing else is checked.

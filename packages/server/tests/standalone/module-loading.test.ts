@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Finished, runToEnd } from '../helpers/cli.js'
+import { listeningUrl, untilReady } from '../helpers/server-process.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { test } from '../helpers/test.js'
 
@@ -60,20 +61,11 @@ async function serveUntilReady(env: NodeJS.ProcessEnv, cwd: string): Promise<voi
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
   try {
     let stderr = ''
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk
-        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr)
-        if (m) resolve(m[1] as string)
-      })
-      void exited.then((code) => reject(new Error(`exited with ${code}:\n${stderr}`)))
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
     })
-    for (;;) {
-      const answer = await fetch(`${url}/readyz`)
-      await answer.arrayBuffer()
-      if (answer.status === 200) break
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    const url = await listeningUrl(child)
+    await untilReady(child, url, () => stderr)
     child.kill('SIGTERM')
     assert.equal(await exited, 0, stderr)
   } finally {

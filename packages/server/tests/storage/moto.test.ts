@@ -15,6 +15,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3'
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post'
+import { eventually } from '../helpers/eventually.js'
 import { startMoto } from '../helpers/moto.js'
 import { type RunningS3, startS3 } from '../helpers/s3rver.js'
 import { after, before, describe, test } from '../helpers/test.js'
@@ -49,13 +50,13 @@ function listening(port: number): Promise<boolean> {
   })
 }
 
-async function refusedWithin(port: number, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (await listening(port)) {
-    if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  return true
+/** Resolves once nothing listens on `port` any more. */
+async function refused(port: number, what: string): Promise<void> {
+  await eventually(async () => !(await listening(port)), {
+    timeoutMs: 10_000,
+    intervalMs: 100,
+    what,
+  })
 }
 
 describe('the S3 server of the tests (moto behind its proxy)', () => {
@@ -202,7 +203,7 @@ test('close() ends moto, and so does the end of a test process that never calls 
   const moto = await startMoto()
   assert.ok(await listening(moto.port))
   await moto.close()
-  assert.ok(await refusedWithin(moto.port, 10_000), 'moto still listens after close()')
+  await refused(moto.port, 'moto no longer listening after close()')
 
   const helper = new URL('../helpers/moto.js', import.meta.url).href
   const script = `const m = await (await import(${JSON.stringify(helper)})).startMoto(); console.log(m.port)`
@@ -211,5 +212,5 @@ test('close() ends moto, and so does the end of a test process that never calls 
   })
   const port = Number(stdout.trim())
   assert.ok(port > 0, stdout)
-  assert.ok(await refusedWithin(port, 10_000), 'moto outlived the process that started it')
+  await refused(port, 'moto gone with the process that started it')
 })

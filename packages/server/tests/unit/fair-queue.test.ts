@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { createFairQueue } from '../../src/images/fair-queue.js'
+import { eventually } from '../helpers/eventually.js'
 import { describe, test } from '../helpers/test.js'
 
 /** A job that runs until `finish()` is called, recording the weight running beside it. */
@@ -51,10 +52,14 @@ describe('the fair image queue', () => {
       ...['b', 'b', 'b'].map((x) => q.run(x, 1, never, c.job(x, 1))),
       q.run('c', 1, never, c.job('c', 1)),
     ].map((p) => p.then((x) => order.push(x)))
-    while (order.length < 8) {
-      await new Promise((r) => setImmediate(r))
-      c.jobs[order.length]?.finish()
-    }
+    // Finishes the running job, again and again, until all eight have run.
+    await eventually(
+      () => {
+        c.jobs[order.length]?.finish()
+        return order.length === 8
+      },
+      { intervalMs: 0, what: 'the eight jobs run in turn' },
+    )
     await Promise.all(all)
     assert.deepEqual(order, ['a', 'a', 'b', 'c', 'a', 'b', 'a', 'b'])
   })

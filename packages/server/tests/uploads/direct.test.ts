@@ -28,11 +28,12 @@ import {
   TOKENS,
 } from '../helpers/auth.js'
 import { launchChromium } from '../helpers/chromium.js'
+import { eventually } from '../helpers/eventually.js'
 import { PDF, png } from '../helpers/fixtures.js'
 import { startNginx } from '../helpers/nginx.js'
 import { listsMultipartUploads, startS3FaultProxy } from '../helpers/s3-fault-proxy.js'
 import { type RunningS3rver, startS3rver } from '../helpers/s3rver.js'
-import { eventually, startTestServer, type TestServer } from '../helpers/start-server.js'
+import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { after, before, describe, type TestContext, test } from '../helpers/test.js'
 import { tusMetadata } from '../helpers/tus.js'
@@ -525,11 +526,11 @@ describe('uploads straight to the bucket, signed by the server (moto)', () => {
     })
     assert.equal(held.body.error?.code, 'UE_QUOTA_EXCEEDED')
 
-    await eventually(
-      async () => ({ open: await open(), objects: await objectsIn(d.bucket) }),
-      (v) => v.open.length === 0 && v.objects.length === 0,
-      15_000,
-    )
+    await eventually(async () => ({ open: await open(), objects: await objectsIn(d.bucket) }), {
+      until: (v) => v.open.length === 0 && v.objects.length === 0,
+      timeoutMs: 15_000,
+      what: 'no open upload and no object left',
+    })
     const result = (await (
       await fetch(d.srv.action('uploadresult', `&id=${id}&token=${ALICE}`))
     ).json()) as { code: string }
@@ -785,8 +786,11 @@ describe('behind nginx with the access log format of docs/deploy.md', () => {
 
     const log = await eventually(
       () => readFile(`${nginx.dir}/access.log`, 'utf8').catch(() => ''),
-      (text) => text.split('\n').filter(Boolean).length >= 4,
-      5_000,
+      {
+        until: (text) => text.split('\n').filter(Boolean).length >= 4,
+        timeoutMs: 5_000,
+        what: 'four access log lines',
+      },
     )
     t.diagnostic(log)
     for (const line of [

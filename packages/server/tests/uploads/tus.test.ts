@@ -3,7 +3,6 @@ import { createReadStream } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
 import * as tus from 'tus-js-client'
 import type { ServerConfigInput } from '../../src/config/schema.js'
@@ -17,6 +16,7 @@ import {
   TOKENS,
   unsignedToken,
 } from '../helpers/auth.js'
+import { eventually } from '../helpers/eventually.js'
 import { PDF, png } from '../helpers/fixtures.js'
 import { jsonLog } from '../helpers/json-log.js'
 import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js'
@@ -99,9 +99,11 @@ describe('tus uploads on disk', () => {
       headers: bearer(ALICE),
     })
     // The server keeps what arrived; the client asks how far it got.
-    let head: TusAnswer
-    do head = await tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) })
-    while (head.status === 423)
+    const head = await eventually(() => tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) }), {
+      until: (h) => h.status !== 423,
+      timeoutMs: 30_000,
+      what: 'a HEAD answered once the upload is no longer locked',
+    })
     assert.equal(head.status, 200, head.text)
     const offset = Number(head.headers.get('upload-offset'))
     t.diagnostic(`resumed at ${offset} of ${size} bytes`)
@@ -284,8 +286,17 @@ describe('tus uploads on disk', () => {
       body: PDF,
     })
     assert.equal((await everything(srv)).length, 2)
-    while ((await everything(srv)).length > 0) await sleep(50)
-    while ((await resultOf(srv, idOf(url))).code !== 'UE_NOT_FOUND') await sleep(50)
+    await eventually(async () => assert.deepEqual(await everything(srv), []), {
+      timeoutMs: 10_000,
+      what: 'the upload and its bytes removed',
+    })
+    await eventually(
+      async () => assert.equal((await resultOf(srv, idOf(url))).code, 'UE_NOT_FOUND'),
+      {
+        timeoutMs: 10_000,
+        what: 'its result gone',
+      },
+    )
     assert.equal((await tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) })).status, 404)
   })
 
@@ -476,9 +487,11 @@ describe('tus uploads on disk', () => {
       req.write(Buffer.concat([PDF, Buffer.alloc(1000, 32)]))
       // …and nothing more.
     })
-    let head: TusAnswer
-    do head = await tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) })
-    while (head.status === 423)
+    const head = await eventually(() => tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) }), {
+      until: (h) => h.status !== 423,
+      timeoutMs: 30_000,
+      what: 'a HEAD answered once the upload is no longer locked',
+    })
     assert.equal(head.headers.get('upload-offset'), String(PDF.length + 1000))
   })
   test('a last chunk that stalls is answered UE_BODY_TIMEOUT by the body deadline, and what arrived is kept', async (t) => {
@@ -500,9 +513,11 @@ describe('tus uploads on disk', () => {
     assert.equal(answer.status, 408, answer.text)
     assert.equal(JSON.parse(answer.text).error?.code, 'UE_BODY_TIMEOUT', answer.text)
     assert.equal(answer.tusResumable, '1.0.0')
-    let head: TusAnswer
-    do head = await tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) })
-    while (head.status === 423)
+    const head = await eventually(() => tusFetch(url, { method: 'HEAD', headers: bearer(ALICE) }), {
+      until: (h) => h.status !== 423,
+      timeoutMs: 30_000,
+      what: 'a HEAD answered once the upload is no longer locked',
+    })
     assert.equal(head.headers.get('upload-offset'), String(PDF.length + 1000))
     const rest = await tusFetch(url, {
       method: 'PATCH',
@@ -734,7 +749,16 @@ describe('tus uploads on S3', async () => {
       body: PDF,
     })
     assert.ok((await keys()).length > 0)
-    while ((await keys()).length > 0) await sleep(50)
-    while ((await resultOf(srv, idOf(url))).code !== 'UE_NOT_FOUND') await sleep(50)
+    await eventually(async () => assert.deepEqual(await keys(), []), {
+      timeoutMs: 10_000,
+      what: 'the upload and its parts removed',
+    })
+    await eventually(
+      async () => assert.equal((await resultOf(srv, idOf(url))).code, 'UE_NOT_FOUND'),
+      {
+        timeoutMs: 10_000,
+        what: 'its result gone',
+      },
+    )
   })
 })
