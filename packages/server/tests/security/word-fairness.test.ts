@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
+import { eventually } from '../helpers/eventually.js'
 import { png } from '../helpers/fixtures.js'
 import { INSTALL_LIBREOFFICE, redWmf, SOFFICE } from '../helpers/libreoffice.js'
 import { type EditorAnswer, uploadFrom } from '../helpers/post-from.js'
-import { eventually, metric, startTestServer } from '../helpers/start-server.js'
+import { metric, startTestServer } from '../helpers/start-server.js'
 import { describe, test } from '../helpers/test.js'
 
 interface Timed extends EditorAnswer {
@@ -39,11 +40,11 @@ describe('Word picture conversions take turns between clients', () => {
     const flood = Promise.all(
       Array.from({ length: 8 }, (_, i) => timed('127.0.0.2', wmf, `flood${i}.wmf`)),
     )
-    const waiting = await eventually(
-      () => metric(srv, 'ueditor_image_queue_waiting'),
-      (n) => n === 4,
-      30_000,
-    )
+    const waiting = await eventually(() => metric(srv, 'ueditor_image_queue_waiting'), {
+      until: (n) => n === 4,
+      timeoutMs: 30_000,
+      what: 'four of the flood waiting in the conversion queue',
+    })
     assert.equal(waiting, 4, 'the flood never filled its share of the conversion queue')
 
     const [photo, picture] = await Promise.all([
