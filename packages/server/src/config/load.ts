@@ -121,7 +121,7 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
         withAiDriver(
           withFormulaRenderer(
             withMetafileExts(
-              withStoredImageExts(cfg.editor, cfg.images),
+              withWordImportExts(withStoredImageExts(cfg.editor, cfg.images), cfg.images),
               cfg.images,
               sameList(cfg.editor.imageAllowFiles, EDITOR_DEFAULTS.imageAllowFiles),
             ),
@@ -175,6 +175,20 @@ function withMetafileExts(
   if (!defaultList) return editor
   const list = editor.imageAllowFiles.filter((ext) => !METAFILE_EXTS.includes(ext))
   return { ...editor, imageAllowFiles: [...list, ...METAFILE_EXTS] }
+}
+
+/** `.doc` is imported through LibreOffice: without it found, only `.docx` is offered. */
+function withWordImportExts(
+  editor: ParsedServerConfig['editor'],
+  images: ParsedServerConfig['images'],
+): ParsedServerConfig['editor'] {
+  if (sofficeFound(images)) return editor
+  return { ...editor, wordImportAllowFiles: editor.wordImportAllowFiles.filter((e) => e !== '.doc') }
+}
+
+/** Whether LibreOffice is found where `images.metafiles.soffice` points (`.doc` import needs it). */
+export function sofficeFound(images: ParsedServerConfig['images']): boolean {
+  return findSoffice(images.metafiles.soffice) !== null
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

@@ -10,8 +10,16 @@ import type { RemoteFetcher } from '../ingest/remote/fetch-image.js'
 import type { Metrics } from '../shared/metrics.js'
 import type { Logger } from '../shared/types.js'
 import type { StorageDriver } from '../storage/driver.js'
+import type { WordImporter } from '../word/importer.js'
 import type { ActionTable } from './action-table.js'
 import type { UploadGate } from './limits.js'
+
+/** The Word import action's services, when it is served (docs/word.md). */
+export interface WordServices {
+  importer: WordImporter
+  /** HTML cleaned by the documents cleaner's rules, in its worker pool. */
+  clean(html: string): Promise<string>
+}
 
 /** What every action handler may use; built once by the composition root. */
 export interface EditorDeps {
@@ -38,6 +46,8 @@ export interface EditorDeps {
   ai?: AiRelay | undefined
   /** `?action=uploadresult` (the uploads room answers it); unknown action when absent. */
   uploadResult?: ((ctx: ActionContext) => Promise<object>) | undefined
+  /** `?action=wordimport`: unknown action when absent. */
+  word?: WordServices | undefined
   /** True once the server is shutting down: every new request is refused with `UE_SHUTTING_DOWN`. */
   closing?: () => boolean
 }
