@@ -354,18 +354,19 @@ function lazyCleanPool(config: ServerConfig): LazyCleanPool {
   let pool: Promise<CleanPool> | undefined
   let closed = false
   const open = () => {
-    pool ??= Promise.all([import('./documents/clean.js'), import('./documents/clean-pool.js')]).then(
-      ([{ cleanSettings }, { createCleanPool }]) => {
-        const { workers, timeoutMs, maxQueue } = config.documents
-        return createCleanPool({
-          settings: cleanSettings(config),
-          workers,
-          timeoutMs,
-          maxQueue,
-          memoryMb: CLEAN_WORKER_MEMORY_MB,
-        })
-      },
-    )
+    pool ??= Promise.all([
+      import('./documents/clean.js'),
+      import('./documents/clean-pool.js'),
+    ]).then(([{ cleanSettings }, { createCleanPool }]) => {
+      const { workers, timeoutMs, maxQueue } = config.documents
+      return createCleanPool({
+        settings: cleanSettings(config),
+        workers,
+        timeoutMs,
+        maxQueue,
+        memoryMb: CLEAN_WORKER_MEMORY_MB,
+      })
+    })
     return pool
   }
   return {

@@ -183,7 +183,10 @@ function withWordImportExts(
   images: ParsedServerConfig['images'],
 ): ParsedServerConfig['editor'] {
   if (sofficeFound(images)) return editor
-  return { ...editor, wordImportAllowFiles: editor.wordImportAllowFiles.filter((e) => e !== '.doc') }
+  return {
+    ...editor,
+    wordImportAllowFiles: editor.wordImportAllowFiles.filter((e) => e !== '.doc'),
+  }
 }
 
 /** Whether LibreOffice is found where `images.metafiles.soffice` points (`.doc` import needs it). */

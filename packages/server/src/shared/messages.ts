@@ -138,10 +138,12 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_WORD_INVALID: 'This is not a readable Word document (.docx or .doc)',
     UE_WORD_MACROS: 'The Word document contains macros and cannot be imported',
     UE_WORD_ENCRYPTED: 'The Word document is encrypted; remove its password before importing',
-    UE_WORD_ARCHIVE_UNSAFE: 'The Word document unpacks too large or is malformed, and cannot be imported',
+    UE_WORD_ARCHIVE_UNSAFE:
+      'The Word document unpacks too large or is malformed, and cannot be imported',
     UE_WORD_ENTITIES: 'The Word document declares XML entities and cannot be imported',
     UE_WORD_TOO_MANY_PICTURES: 'The Word document has too many pictures',
-    UE_WORD_CONVERSION_FAILED: 'The Word document could not be converted; it may be damaged, or took too long',
+    UE_WORD_CONVERSION_FAILED:
+      'The Word document could not be converted; it may be damaged, or took too long',
   },
 }
 

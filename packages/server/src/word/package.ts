@@ -103,7 +103,9 @@ function unpack(zip: ZipFile, entry: Entry, budget: { left: number }): Promise<B
         chunks.push(chunk)
       })
       stream.once('error', (e) =>
-        reject(e instanceof UeError ? e : unsafe(`a part does not unpack as declared: ${e.message}`)),
+        reject(
+          e instanceof UeError ? e : unsafe(`a part does not unpack as declared: ${e.message}`),
+        ),
       )
       stream.once('end', () => resolve(Buffer.concat(chunks)))
     })

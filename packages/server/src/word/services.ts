@@ -34,8 +34,7 @@ export function createWordServices(
   }
   return {
     importer: {
-      convert: async (path, head, ext, client) =>
-        (await open()).convert(path, head, ext, client),
+      convert: async (path, head, ext, client) => (await open()).convert(path, head, ext, client),
     },
     async clean(html) {
       const article = await clean({ bytes: new TextEncoder().encode(html), json: false })

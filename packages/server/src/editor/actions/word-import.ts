@@ -162,5 +162,3 @@ function withPictureUrls(html: string, urls: ReadonlyMap<number, string>): strin
 function escapeAttr(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
 }
-
-
