@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { UeError } from '../shared/errors.js'
 import { METAFILE_EXTS } from '../shared/metafile-header.js'
 import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
-import { findSoffice } from '../shared/soffice-path.js'
+import { findSoffice, sofficeHasWriter } from '../shared/soffice-path.js'
 import { pageKeyProblems, withAiDriver } from './ai-driver.js'
 import { withDirectUploads } from './direct-url.js'
 import { EDITOR_DEFAULTS } from './editor-defaults.js'
@@ -177,21 +177,22 @@ function withMetafileExts(
   return { ...editor, imageAllowFiles: [...list, ...METAFILE_EXTS] }
 }
 
-/** `.doc` is imported through LibreOffice: without it found, only `.docx` is offered. */
+/** `.doc` is imported through LibreOffice Writer: without it found, only `.docx` is offered. */
 function withWordImportExts(
   editor: ParsedServerConfig['editor'],
   images: ParsedServerConfig['images'],
 ): ParsedServerConfig['editor'] {
-  if (sofficeFound(images)) return editor
+  if (wordConverterFound(images)) return editor
   return {
     ...editor,
     wordImportAllowFiles: editor.wordImportAllowFiles.filter((e) => e !== '.doc'),
   }
 }
 
-/** Whether LibreOffice is found where `images.metafiles.soffice` points (`.doc` import needs it). */
-export function sofficeFound(images: ParsedServerConfig['images']): boolean {
-  return findSoffice(images.metafiles.soffice) !== null
+/** Whether LibreOffice with Writer is found where `images.metafiles.soffice` points (`.doc` needs it). */
+export function wordConverterFound(images: ParsedServerConfig['images']): boolean {
+  const soffice = findSoffice(images.metafiles.soffice)
+  return soffice !== null && sofficeHasWriter(soffice)
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

@@ -1,5 +1,5 @@
-import { accessSync, constants } from 'node:fs'
-import { delimiter, isAbsolute, join } from 'node:path'
+import { accessSync, constants, existsSync, realpathSync } from 'node:fs'
+import { delimiter, dirname, isAbsolute, join } from 'node:path'
 
 /** The LibreOffice executable `soffice` names: itself when a path, else found on PATH; or null. */
 export function findSoffice(soffice: string, env: NodeJS.ProcessEnv = process.env): string | null {
@@ -15,4 +15,17 @@ export function findSoffice(soffice: string, env: NodeJS.ProcessEnv = process.en
   for (const dir of (env.PATH ?? '').split(delimiter))
     if (dir && runnable(join(dir, soffice))) return join(dir, soffice)
   return null
+}
+
+/** Writer's library beside the `soffice` it runs: Debian packs it as libreoffice-writer-nogui. */
+const WRITER_LIBRARIES = ['libswlo.so', 'libswlo.dylib', 'swlo.dll']
+
+/** Whether the LibreOffice at `soffice` (a found executable) has Writer, which opens `.doc`. */
+export function sofficeHasWriter(soffice: string): boolean {
+  try {
+    const program = dirname(realpathSync(soffice))
+    return WRITER_LIBRARIES.some((name) => existsSync(join(program, name)))
+  } catch {
+    return false
+  }
 }

@@ -3,6 +3,7 @@ import type { ResolvedMode } from '../auth/mode.js'
 import { AUTH_SETTINGS_HINT } from '../auth/unconfigured.js'
 import type { ServerConfig } from '../config/load.js'
 import { resolveSqliteEngine } from '../db/open.js'
+import { wordSupport, wordSupportLine } from '../word/support.js'
 import type { RunningServer } from './serve.js'
 
 /** True unless the address only accepts connections from this machine. */
@@ -47,6 +48,10 @@ export function bannerText(server: RunningServer, version: string): string {
   out += row('index', index)
   out += row('uploads', files)
   out += row('auth', authSummary(config, server.ue.auth))
+  out += row(
+    `Word import (?action=${config.editor.wordImportActionName})`,
+    wordSupportLine(wordSupport(config)),
+  )
   if (isPublicBind(config.http.host)) {
     const reach = wildcard
       ? `every address of this machine (${config.http.host})`

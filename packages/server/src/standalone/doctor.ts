@@ -18,6 +18,7 @@ import { missingPackages } from '../shared/optional-deps.js'
 import type { StorageKey } from '../shared/types.js'
 import { s3Options, storageDriver } from '../start-up.js'
 import { s3DirectBucket } from '../storage/s3-direct.js'
+import { wordSupport, wordSupportLine } from '../word/support.js'
 import { authSummary, isPublicBind, UNCONFIGURED } from './banner.js'
 
 /** `info`: something doctor cannot check from here; `check` says how to. */
@@ -128,7 +129,34 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
     if (node) findings.push(node)
   }
   if (config.webhooks.url) findings.push(await checkWebhook(config.webhooks))
+  findings.push(checkWordImport(config))
   return findings
+}
+
+/**
+ * What the Word import action takes here: `.docx` needs mammoth and yauzl (optional npm
+ * packages), `.doc` LibreOffice with Writer. Either missing is a warning: the server runs, and
+ * the action refuses what it cannot read.
+ */
+function checkWordImport(config: ServerConfig): Finding {
+  const support = wordSupport(config)
+  const check = 'word import'
+  const message = wordSupportLine(support)
+  if (support.missingPackages.length > 0)
+    return {
+      verdict: 'warn',
+      check,
+      message,
+      fix: `npm install ${support.missingPackages.join(' ')} (optional dependencies this install left out)`,
+    }
+  if (!support.writer)
+    return {
+      verdict: 'warn',
+      check,
+      message,
+      fix: 'apt-get install libreoffice-writer-nogui, or set images.metafiles.soffice (docs/word.md)',
+    }
+  return { verdict: 'ok', check, message }
 }
 
 /**

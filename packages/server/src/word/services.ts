@@ -1,7 +1,7 @@
 import type { ServerConfig } from '../config/load.js'
 import type { ArticleBody, CleanedArticle } from '../documents/clean.js'
 import type { WordServices } from '../editor/deps.js'
-import { findSoffice } from '../shared/soffice-path.js'
+import { findSoffice, sofficeHasWriter } from '../shared/soffice-path.js'
 import type { WordImporter } from './importer.js'
 
 /**
@@ -16,8 +16,9 @@ export function createWordServices(
   const open = () => {
     importer ??= import('./importer.js').then(({ createWordImporter }) => {
       const { word, images, uploads } = config
+      const soffice = findSoffice(images.metafiles.soffice)
       return createWordImporter({
-        soffice: findSoffice(images.metafiles.soffice),
+        soffice: soffice !== null && sofficeHasWriter(soffice) ? soffice : null,
         tempDir: uploads.tempDir,
         limits: {
           maxUnpackedBytes: word.maxUnpackedBytes,

@@ -7,12 +7,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { findSoffice } from '../../src/images/soffice.js'
+import { sofficeHasWriter } from '../../src/shared/soffice-path.js'
 import { compoundFile, type ZipEntry, zipOf } from '../helpers/archives.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { after, before, describe, test } from '../helpers/test.js'
 
-const SOFFICE = findSoffice('soffice')
+const FOUND = findSoffice('soffice')
+/** LibreOffice with Writer, which both makes the test documents and imports `.doc`. */
+const SOFFICE = FOUND !== null && sofficeHasWriter(FOUND) ? FOUND : null
 const INSTALL =
   'LibreOffice is missing: apt-get install libreoffice-writer-nogui libreoffice-draw-nogui'
 
