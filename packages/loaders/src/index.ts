@@ -108,3 +108,5 @@ function positive(v: unknown): number | undefined {
 
 export { uploadService } from './upload/service.js'
 export type * from './upload/types.js'
+export type { WordImportAnswer, WordImportEditor, WordImportOptions } from './word-import.js'
+export { sendToServer, wordImport } from './word-import.js'

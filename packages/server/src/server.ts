@@ -344,8 +344,13 @@ async function services(
 /** One worker's heap: a 4 MiB article of the worst shapes under the limits needs about a third. */
 const CLEAN_WORKER_MEMORY_MB = 512
 
-/** The cleaning workers, with their modules, start with the first article or Word import. */
+/**
+ * The article cleaner's workers, shared by the documents API and the Word import: they start with
+ * the first article or import; their modules load then, or at start with the documents API on.
+ */
 interface LazyCleanPool {
+  /** Loads the modules (with the documents API on, at start); the workers start with the first job. */
+  open(): Promise<unknown>
   clean(body: ArticleBody): Promise<CleanedArticle>
   close(): Promise<void>
 }
@@ -370,6 +375,7 @@ function lazyCleanPool(config: ServerConfig): LazyCleanPool {
     return pool
   }
   return {
+    open,
     async clean(body) {
       if (closed) throw shuttingDown()
       return (await open()).clean(body)
@@ -389,6 +395,7 @@ async function documentsHandler(
   cleaner: LazyCleanPool,
   hooks?: DocumentHooks,
 ): Promise<{ handler: FetchHandler }> {
+  await cleaner.open()
   const [{ fileUrls }, { createDocumentsHandler }, { createDocumentService }] = await Promise.all([
     import('./documents/file-urls.js'),
     import('./documents/routes.js'),

@@ -10,16 +10,9 @@ import type { RemoteFetcher } from '../ingest/remote/fetch-image.js'
 import type { Metrics } from '../shared/metrics.js'
 import type { Logger } from '../shared/types.js'
 import type { StorageDriver } from '../storage/driver.js'
-import type { WordImporter } from '../word/importer.js'
+import type { WordServices } from '../word/services.js'
 import type { ActionTable } from './action-table.js'
 import type { UploadGate } from './limits.js'
-
-/** The Word import action's services, when it is served (docs/word.md). */
-export interface WordServices {
-  importer: WordImporter
-  /** HTML cleaned by the documents cleaner's rules, in its worker pool. */
-  clean(html: string): Promise<string>
-}
 
 /** What every action handler may use; built once by the composition root. */
 export interface EditorDeps {

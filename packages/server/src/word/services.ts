@@ -1,8 +1,14 @@
 import type { ServerConfig } from '../config/load.js'
 import type { ArticleBody, CleanedArticle } from '../documents/clean.js'
-import type { WordServices } from '../editor/deps.js'
 import { findSoffice, sofficeHasWriter } from '../shared/soffice-path.js'
 import type { WordImporter } from './importer.js'
+
+/** The Word import action's services (docs/word.md). */
+export interface WordServices {
+  importer: WordImporter
+  /** HTML cleaned by the documents cleaner's rules, in its worker pool. */
+  clean(html: string): Promise<string>
+}
 
 /**
  * The Word import action's services: the importer (its modules, mammoth and yauzl load with the

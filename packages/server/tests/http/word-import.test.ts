@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { findSoffice } from '../../src/images/soffice.js'
 import { sofficeHasWriter } from '../../src/shared/soffice-path.js'
-import { compoundFile, type ZipEntry, zipOf } from '../helpers/archives.js'
+import { compoundFile } from '../helpers/archives.js'
+import { docx, drawing, IMAGE_REL, NS } from '../helpers/docx.js'
 import { blob, png } from '../helpers/fixtures.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { after, before, describe, test } from '../helpers/test.js'
@@ -100,51 +101,6 @@ function articleHtml(emf: Buffer): string {
 <p><img src="${data('image/png', png(40, 20, { noise: true }))}" width="40" height="20">
 <img src="${data('image/png', png(30, 30, { noise: true }))}" width="30" height="30">
 <img src="${data('image/x-emf', emf)}" width="200" height="100"></p></body></html>`
-}
-
-const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main'
-const R = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships'
-const NS = `xmlns:w="${W}" xmlns:r="${R}" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture" xmlns:v="urn:schemas-microsoft-com:vml"`
-const MAIN_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml'
-const IMAGE_REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/image'
-
-function drawing(attribute: string): string {
-  return `<w:p><w:r><w:drawing><wp:inline><wp:extent cx="952500" cy="476250"/><wp:docPr id="1" name="Picture"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic><pic:blipFill><a:blip ${attribute}/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>`
-}
-
-/** A hand-made .docx: `body` inside `w:body`, with relationships and extra parts. */
-function docx(
-  o: {
-    body?: string
-    rels?: string
-    contentTypes?: string
-    extra?: ZipEntry[]
-    documentXml?: string
-  } = {},
-): Buffer {
-  return zipOf([
-    {
-      name: '[Content_Types].xml',
-      data:
-        o.contentTypes ??
-        `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Default Extension="png" ContentType="image/png"/><Override PartName="/word/document.xml" ContentType="${MAIN_TYPE}"/></Types>`,
-    },
-    {
-      name: '_rels/.rels',
-      data: `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
-    },
-    {
-      name: 'word/document.xml',
-      data:
-        o.documentXml ??
-        `<?xml version="1.0" encoding="UTF-8"?><w:document ${NS}><w:body>${o.body ?? '<w:p><w:r><w:t>Hello</w:t></w:r></w:p>'}</w:body></w:document>`,
-    },
-    {
-      name: 'word/_rels/document.xml.rels',
-      data: `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${o.rels ?? ''}</Relationships>`,
-    },
-    ...(o.extra ?? []),
-  ])
 }
 
 /** A loopback HTTP server that counts the requests it gets. */
