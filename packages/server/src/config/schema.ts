@@ -689,7 +689,7 @@ export const ServerConfigSchema = z.strictObject({
       timeoutSeconds: z.number().int().min(2).max(600).default(60),
       /** Documents converted at once; the others wait (UE_BUSY past `maxQueued`). */
       concurrency: z.number().int().min(1).max(16).default(2),
-      maxQueued: z.number().int().min(0).default(16),
+      maxQueued: z.number().int().min(1).default(16),
       /** The unpacked parts of one .docx together, counted as they unpack. */
       maxUnpackedBytes: size(z.number().int().min(1_048_576)).default(209_715_200),
       /** Largest unpacked/packed ratio of one part (a zip bomb packs far tighter). */

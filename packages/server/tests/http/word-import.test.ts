@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -339,6 +340,30 @@ describe('Word import', () => {
       assert.doesNotMatch(answer.html ?? '', /127\.0\.0\.1|hostname|ue-word-picture/)
       assert.equal(watch.hits(), 0, 'the loopback server got no request')
       assert.equal((await srv.storedFiles()).length, 1)
+    })
+
+    test('a .doc whose conversion outlasts word.timeoutSeconds is refused, its converter killed, and nothing is stored', async (t) => {
+      // A LibreOffice that never finishes: a script beside an (empty) Writer library.
+      const dir = await mkdtemp(join(tmpdir(), 'ueditor-slow-soffice-'))
+      t.after(() => rm(dir, { recursive: true, force: true }))
+      const marker = join(dir, 'still-running')
+      await writeFile(join(dir, 'soffice'), `#!/bin/sh\nsleep 6\ntouch ${marker}\n`, {
+        mode: 0o755,
+      })
+      await writeFile(join(dir, 'libswlo.so'), '')
+      const srv = await startTestServer(t, {
+        images: { metafiles: { soffice: join(dir, 'soffice') } },
+        word: { timeoutSeconds: 2 },
+      })
+      const config = (await (await fetch(srv.action('config'))).json()) as Record<string, unknown>
+      assert.deepEqual(config.wordImportAllowFiles, ['.docx', '.doc'])
+      const answer = await importWord(srv, compoundFile(['WordDocument']), 'slow.doc')
+      assert.equal(answer.code, 'UE_WORD_CONVERSION_FAILED', JSON.stringify(answer))
+      await nothingStored(srv)
+      // Killed with its process group: the script never gets to its last line.
+      await new Promise((resolve) => setTimeout(resolve, 8_000))
+      assert.equal(existsSync(marker), false, 'the converter was killed at the limit')
+      assert.deepEqual(await srv.tempFiles(), [])
     })
 
     test('a file that is neither a zip nor a compound file, or whose bytes disagree with its name, is refused', async (t) => {
