@@ -696,6 +696,11 @@ export const ServerConfigSchema = z.strictObject({
       maxRatio: z.number().int().min(2).max(100_000).default(200),
       /** Most parts (zip entries) one .docx may have. */
       maxEntries: z.number().int().min(10).max(100_000).default(2000),
+      /**
+       * Convert `.doc` even where LibreOffice cannot be cut off from the network (not root): only
+       * for a server that has no network itself, as LibreOffice fetches linked pictures.
+       */
+      docWithNetwork: z.boolean().default(false),
     })
     .prefault({}),
   documents: z

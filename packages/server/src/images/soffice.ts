@@ -1,18 +1,14 @@
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { UeError } from '../shared/errors.js'
 
-export { findSoffice } from '../shared/soffice-path.js'
+import { convertsOffline, UNSHARE } from '../shared/soffice-path.js'
 
-/** `unshare -n` cuts the conversion off the network; it needs root (or user namespaces). */
-const UNSHARE = ['/usr/bin/unshare', '/bin/unshare'].find((p) => existsSync(p))
-const CAN_UNSHARE = UNSHARE !== undefined && process.getuid?.() === 0
+export { convertsOffline, findSoffice } from '../shared/soffice-path.js'
 
-/** Whether conversions run without a network (`unshare -n` as root); otherwise see docs/word.md. */
-export const convertsOffline = CAN_UNSHARE
+const CAN_UNSHARE = convertsOffline
 
 /**
  * Runs `soffice --headless --convert-to svg` on `input` inside `workDir` (its own profile there, so

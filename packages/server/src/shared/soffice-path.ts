@@ -29,3 +29,9 @@ export function sofficeHasWriter(soffice: string): boolean {
     return false
   }
 }
+
+/** `unshare -n` cuts a conversion off the network; it needs root (or user namespaces). */
+export const UNSHARE = ['/usr/bin/unshare', '/bin/unshare'].find((p) => existsSync(p))
+
+/** Whether conversions run without a network (`unshare -n` as root); otherwise see docs/word.md. */
+export const convertsOffline = UNSHARE !== undefined && process.getuid?.() === 0

@@ -18,7 +18,7 @@ import { missingPackages } from '../shared/optional-deps.js'
 import type { StorageKey } from '../shared/types.js'
 import { s3Options, storageDriver } from '../start-up.js'
 import { s3DirectBucket } from '../storage/s3-direct.js'
-import { wordSupport, wordSupportLine } from '../word/support.js'
+import { wordSupport, wordSupportFix, wordSupportLine } from '../word/support.js'
 import { authSummary, isPublicBind, UNCONFIGURED } from './banner.js'
 
 /** `info`: something doctor cannot check from here; `check` says how to. */
@@ -135,28 +135,16 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
 
 /**
  * What the Word import action takes here: `.docx` needs mammoth and yauzl (optional npm
- * packages), `.doc` LibreOffice with Writer. Either missing is a warning: the server runs, and
- * the action refuses what it cannot read.
+ * packages), `.doc` LibreOffice with Writer, cut off from the network. Either missing is a
+ * warning: the server runs, and the action refuses what it cannot read.
  */
 function checkWordImport(config: ServerConfig): Finding {
   const support = wordSupport(config)
-  const check = 'word import'
+  const fix = wordSupportFix(support)
   const message = wordSupportLine(support)
-  if (support.missingPackages.length > 0)
-    return {
-      verdict: 'warn',
-      check,
-      message,
-      fix: `npm install ${support.missingPackages.join(' ')} (optional dependencies this install left out)`,
-    }
-  if (!support.writer)
-    return {
-      verdict: 'warn',
-      check,
-      message,
-      fix: 'apt-get install libreoffice-writer-nogui, or set images.metafiles.soffice (docs/word.md)',
-    }
-  return { verdict: 'ok', check, message }
+  return fix
+    ? { verdict: 'warn', check: 'word import', message, fix }
+    : { verdict: 'ok', check: 'word import', message }
 }
 
 /**

@@ -1,6 +1,6 @@
-import type { ServerConfig } from '../config/load.js'
+import { docImportAvailable, type ServerConfig } from '../config/load.js'
 import type { ArticleBody, CleanedArticle } from '../documents/clean.js'
-import { findSoffice, sofficeHasWriter } from '../shared/soffice-path.js'
+import { findSoffice } from '../shared/soffice-path.js'
 import type { WordImporter } from './importer.js'
 
 /** The Word import action's services (docs/word.md). */
@@ -22,9 +22,8 @@ export function createWordServices(
   const open = () => {
     importer ??= import('./importer.js').then(({ createWordImporter }) => {
       const { word, images, uploads } = config
-      const soffice = findSoffice(images.metafiles.soffice)
       return createWordImporter({
-        soffice: soffice !== null && sofficeHasWriter(soffice) ? soffice : null,
+        soffice: docImportAvailable(config) ? findSoffice(images.metafiles.soffice) : null,
         tempDir: uploads.tempDir,
         limits: {
           maxUnpackedBytes: word.maxUnpackedBytes,

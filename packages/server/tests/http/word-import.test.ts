@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { findSoffice } from '../../src/images/soffice.js'
+import { convertsOffline, findSoffice } from '../../src/images/soffice.js'
 import { sofficeHasWriter } from '../../src/shared/soffice-path.js'
 import { compoundFile } from '../helpers/archives.js'
 import { docx, drawing, IMAGE_REL, NS } from '../helpers/docx.js'
@@ -187,8 +187,19 @@ describe('Word import', () => {
     })
 
     test('a .doc is converted by LibreOffice and imported the same way', async (t) => {
-      const srv = await startTestServer(t)
+      // Where conversions cannot run offline, an operator whose server has no network allows it.
+      const srv = await startTestServer(t, { word: { docWithNetwork: !convertsOffline } })
       await importsWhole(srv, made.doc, 'report.doc')
+    })
+
+    test('without Word picture conversion the EMF is left out and counted in dropped, and the other pictures are stored', async (t) => {
+      const srv = await startTestServer(t, { images: { metafiles: { enabled: false } } })
+      const answer = await importWord(srv, made.docx, 'report.docx')
+      assert.equal(answer.state, 'SUCCESS', JSON.stringify(answer))
+      assert.equal(answer.files?.length, 2)
+      assert.equal(answer.dropped, 1)
+      assert.equal((answer.html?.match(/<img /g) ?? []).length, 2)
+      assert.equal((await srv.storedFiles()).length, 2)
     })
 
     test('the config answer names the action, its field, size and the .docx and .doc types', async (t) => {
@@ -197,7 +208,34 @@ describe('Word import', () => {
       assert.equal(config.wordImportActionName, 'wordimport')
       assert.equal(config.wordImportFieldName, 'upfile')
       assert.equal(config.wordImportMaxSize, 20480000)
-      assert.deepEqual(config.wordImportAllowFiles, ['.docx', '.doc'])
+      // `.doc` only where LibreOffice runs cut off from the network (as root, under unshare -n).
+      assert.deepEqual(config.wordImportAllowFiles, convertsOffline ? ['.docx', '.doc'] : ['.docx'])
+    })
+
+    test('a .doc with a picture linked to an address is converted without fetching it, and the picture is left out', {
+      skip: convertsOffline ? false : 'LibreOffice runs cut off from the network only as root',
+    }, async (t) => {
+      const watch = await watchServer()
+      t.after(() => watch.close())
+      const own = await mkdtemp(join(tmpdir(), 'ueditor-word-linked-'))
+      t.after(() => rm(own, { recursive: true, force: true }))
+      const linked = await convert(
+        own,
+        `<html><body><p>Linked <img src="${watch.url}/linked.png" width="40" height="20"></p></body></html>`,
+        'doc',
+        'MS Word 97',
+      )
+      // The test's own LibreOffice fetched it while making the file; the server's must not.
+      const before = watch.hits()
+      const srv = await startTestServer(t)
+      const answer = await importWord(srv, linked, 'linked.doc')
+      assert.equal(answer.state, 'SUCCESS', JSON.stringify(answer))
+      assert.equal(answer.dropped, 1)
+      assert.deepEqual(answer.files, [])
+      assert.match(answer.html ?? '', /Linked/)
+      assert.doesNotMatch(answer.html ?? '', /<img|127\.0\.0\.1/)
+      assert.equal(watch.hits(), before, 'the conversion on the server made no request')
+      await nothingStored(srv)
     })
 
     test('a user past the quota with the pictures is refused, and none of them stays stored', async (t) => {
@@ -353,7 +391,7 @@ describe('Word import', () => {
       await writeFile(join(dir, 'libswlo.so'), '')
       const srv = await startTestServer(t, {
         images: { metafiles: { soffice: join(dir, 'soffice') } },
-        word: { timeoutSeconds: 2 },
+        word: { timeoutSeconds: 2, docWithNetwork: true },
       })
       const config = (await (await fetch(srv.action('config'))).json()) as Record<string, unknown>
       assert.deepEqual(config.wordImportAllowFiles, ['.docx', '.doc'])

@@ -6,7 +6,7 @@ import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/clie
 import { unknownEditorKeys } from '../../src/config/editor-keys.js'
 import { loadConfig } from '../../src/config/load.js'
 import { resolveSqliteEngine } from '../../src/db/open.js'
-import { wordSupport, wordSupportLine } from '../../src/word/support.js'
+import { takesDoc, wordSupport, wordSupportFix, wordSupportLine } from '../../src/word/support.js'
 import { runCli } from '../helpers/cli.js'
 import { freePort } from '../helpers/ports.js'
 import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js'
@@ -18,15 +18,16 @@ import { test } from '../helpers/test.js'
 const ENGINE = resolveSqliteEngine('auto')
 
 /** What doctor says of the Word import on this machine: `.doc` needs LibreOffice Writer. */
-const WORD_SUPPORT = wordSupport({ images: { metafiles: { soffice: 'soffice' } } } as never)
-const WORD_OK = WORD_SUPPORT.writer !== null && WORD_SUPPORT.missingPackages.length === 0
+const WORD_SUPPORT = wordSupport({
+  images: { metafiles: { soffice: 'soffice' } },
+  word: { docWithNetwork: false },
+} as never)
+const WORD_OK = takesDoc(WORD_SUPPORT)
 const WORD_LINES = WORD_OK
   ? [`ok    word import: ${wordSupportLine(WORD_SUPPORT)}`]
   : [
       `warn  word import: ${wordSupportLine(WORD_SUPPORT)}`,
-      WORD_SUPPORT.missingPackages.length > 0
-        ? `      fix: npm install ${WORD_SUPPORT.missingPackages.join(' ')} (optional dependencies this install left out)`
-        : '      fix: apt-get install libreoffice-writer-nogui, or set images.metafiles.soffice (docs/word.md)',
+      `      fix: ${wordSupportFix(WORD_SUPPORT)}`,
     ]
 
 /** A port held by a listener (one that hangs up on whoever connects) until the test ends. */
