@@ -48,10 +48,7 @@ export function bannerText(server: RunningServer, version: string): string {
   out += row('index', index)
   out += row('uploads', files)
   out += row('auth', authSummary(config, server.ue.auth))
-  out += row(
-    `Word import (?action=${config.editor.wordImportActionName})`,
-    wordSupportLine(wordSupport(config)),
-  )
+  out += row('Word import', wordSupportLine(wordSupport(config)))
   if (isPublicBind(config.http.host)) {
     const reach = wildcard
       ? `every address of this machine (${config.http.host})`
