@@ -14,7 +14,7 @@ export interface PackageLimits {
 /** Parts smaller than this are not held to the ratio: a short XML part of repeats packs tightly. */
 const RATIO_FLOOR = 1024 * 1024
 
-/** The unpacked parts of a checked `.docx`, by name, and its relationships that point outside it. */
+/** The unpacked parts of a checked `.docx`, by name (only these are ever read). */
 export interface DocxPackage {
   parts: ReadonlyMap<string, Buffer>
 }
