@@ -112,3 +112,5 @@ export type { WordPaste, WordPasteEditor, WordPasteOptions, WordPasteReport } fr
 export { wordPaste } from './word/paste.js'
 export type { RtfPicture, RtfPictureFormat } from './word/rtf-pictures.js'
 export { cropFractions, displaySize, rtfPictures, wmfFile } from './word/rtf-pictures.js'
+export type { WordImportAnswer, WordImportEditor, WordImportOptions } from './word-import.js'
+export { sendToServer, wordImport } from './word-import.js'

@@ -10,6 +10,8 @@ import type { ServerConfigInput } from './config/schema.js'
 import type { AiUsageStore } from './db/ai-usage.js'
 import type { MetadataStore } from './db/types.js'
 import { UPLOAD_CATEGORIES } from './db/upload-ledger.js'
+import type { ArticleBody, CleanedArticle } from './documents/clean.js'
+import type { CleanPool } from './documents/clean-pool.js'
 import type { DocumentHooks } from './documents/service.js'
 import type { OrphanSweep } from './documents/sweep.js'
 import { buildActionTable } from './editor/action-table.js'
@@ -57,6 +59,7 @@ import { TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/headers.
 import { tusIdOfKey } from './uploads/tus/keys.js'
 import { type TusPlace, tusPlace } from './uploads/tus/stores.js'
 import { createUnfinishedUploads, type UnfinishedUploads } from './uploads/unfinished.js'
+import { createWordServices } from './word/services.js'
 
 export interface UeditorOptions {
   /** Config values, applied over the file and the environment. */
@@ -194,7 +197,7 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
       async close() {
         await sweep?.stop()
         await s.stopSweep()
-        await s.documents?.close()
+        await s.cleaner.close()
         await opened.close()
       },
     }
@@ -208,8 +211,10 @@ interface Services {
   auth: AuthSetup
   editor: FetchHandler
   materials: MaterialsApi
-  /** Null while `documents.enabled` is off; `close` ends its cleaning workers. */
-  documents: { handler: FetchHandler; close(): Promise<void> } | null
+  /** Null while `documents.enabled` is off. */
+  documents: { handler: FetchHandler } | null
+  /** The documents cleaner's workers (the documents API and the Word import); `close` ends them. */
+  cleaner: LazyCleanPool
   /** `/healthz` and `/readyz`. */
   health: FetchHandler
   metrics: FetchHandler
@@ -236,6 +241,7 @@ async function services(
   const { store, storage } = opened
   const { log, metrics } = o
   const ai = await aiRelay(config, log, store.aiUsage, opened.limiters)
+  const cleaner = lazyCleanPool(config)
   // Each way of resumable or direct uploading registers what it keeps of unfinished uploads.
   const unfinished = createUnfinishedUploads()
   const auth: AuthSetup = {
@@ -264,6 +270,7 @@ async function services(
     gate: serverUploadGate(config, metrics, opened.limiters),
     ai,
     uploadResult: uploadResultAction(unfinished),
+    word: createWordServices(config, cleaner.clean),
     closing: o.stopping,
   }
   const editor = createEditorHandler(editorDeps)
@@ -301,6 +308,7 @@ async function services(
         config,
         opened,
         auth,
+        cleaner,
         documentEventHooks(opened.events, config.publicUrl),
       )
     : null
@@ -323,6 +331,7 @@ async function services(
     editor,
     materials,
     documents,
+    cleaner,
     health,
     metrics: metricsEndpoint,
     unfinished,
@@ -335,38 +344,67 @@ async function services(
 /** One worker's heap: a 4 MiB article of the worst shapes under the limits needs about a third. */
 const CLEAN_WORKER_MEMORY_MB = 512
 
-/** The documents API; its modules (and the cleaning workers) load only when it is on. */
+/**
+ * The article cleaner's workers, shared by the documents API and the Word import: they start with
+ * the first article or import; their modules load then, or at start with the documents API on.
+ */
+interface LazyCleanPool {
+  /** Loads the modules (with the documents API on, at start); the workers start with the first job. */
+  open(): Promise<unknown>
+  clean(body: ArticleBody): Promise<CleanedArticle>
+  close(): Promise<void>
+}
+
+function lazyCleanPool(config: ServerConfig): LazyCleanPool {
+  let pool: Promise<CleanPool> | undefined
+  let closed = false
+  const open = () => {
+    pool ??= Promise.all([
+      import('./documents/clean.js'),
+      import('./documents/clean-pool.js'),
+    ]).then(([{ cleanSettings }, { createCleanPool }]) => {
+      const { workers, timeoutMs, maxQueue } = config.documents
+      return createCleanPool({
+        settings: cleanSettings(config),
+        workers,
+        timeoutMs,
+        maxQueue,
+        memoryMb: CLEAN_WORKER_MEMORY_MB,
+      })
+    })
+    return pool
+  }
+  return {
+    open,
+    async clean(body) {
+      if (closed) throw shuttingDown()
+      return (await open()).clean(body)
+    },
+    async close() {
+      closed = true
+      if (pool) await (await pool).close()
+    },
+  }
+}
+
+/** The documents API; its modules load only when it is on. */
 async function documentsHandler(
   config: ServerConfig,
   opened: Opened,
   auth: AuthSetup,
+  cleaner: LazyCleanPool,
   hooks?: DocumentHooks,
-): Promise<{ handler: FetchHandler; close(): Promise<void> }> {
-  const [
-    { cleanSettings },
-    { createCleanPool },
-    { fileUrls },
-    { createDocumentsHandler },
-    { createDocumentService },
-  ] = await Promise.all([
-    import('./documents/clean.js'),
-    import('./documents/clean-pool.js'),
+): Promise<{ handler: FetchHandler }> {
+  await cleaner.open()
+  const [{ fileUrls }, { createDocumentsHandler }, { createDocumentService }] = await Promise.all([
     import('./documents/file-urls.js'),
     import('./documents/routes.js'),
     import('./documents/service.js'),
   ])
-  const { workers, timeoutMs, maxQueue } = config.documents
-  const pool = createCleanPool({
-    settings: cleanSettings(config),
-    workers,
-    timeoutMs,
-    maxQueue,
-    memoryMb: CLEAN_WORKER_MEMORY_MB,
-  })
   const handler = createDocumentsHandler({
     service: createDocumentService({
       repo: opened.store.documents,
-      clean: (html) => pool.clean(html),
+      clean: (body) => cleaner.clean(body),
       urls: fileUrls(config),
       hooks,
     }),
@@ -376,7 +414,7 @@ async function documentsHandler(
     timeouts: config.http,
     corsOrigins: config.http.corsOrigins,
   })
-  return { handler, close: () => pool.close() }
+  return { handler }
 }
 
 /** The periodic orphan removal, when `documents.sweepInterval` is set. */

@@ -29,6 +29,7 @@ const ROOM_RULES: Record<string, readonly string[]> = {
     'ai',
     'events',
     'limits',
+    'word',
   ],
   materials: ['shared', 'config', 'db', 'auth'],
   formula: ['shared', 'images', 'limits'],
@@ -36,6 +37,7 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   events: ['shared', 'db'],
   documents: ['shared', 'config', 'ingest', 'db', 'storage', 'auth'],
   uploads: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth', 'editor'],
+  word: ['shared', 'config', 'images', 'documents'],
 }
 /**
  * Every package the server source uses, and the files (or whole rooms, with a trailing `/`)
@@ -76,6 +78,8 @@ const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   '@tus/utils': ['uploads/tus/'],
   '@tus/file-store': ['uploads/tus/'],
   '@tus/s3-store': ['uploads/tus/'],
+  mammoth: ['word/docx-html.ts'],
+  yauzl: ['word/package.ts'],
 }
 /** Host frameworks (peer dependencies): their adapters import their types, never their code. */
 const TYPE_ONLY_PACKAGES: Record<string, readonly string[]> = {

@@ -93,6 +93,12 @@ export const EDITOR_DEFAULTS = {
   fileAllowFiles: FILE_EXTS,
   filePathFormat: 'file/{yyyy}{mm}{dd}/{time}{rand:24}',
 
+  // Word documents imported as HTML (docs/word.md); `.doc` only where LibreOffice is found.
+  wordImportActionName: 'wordimport',
+  wordImportFieldName: 'upfile',
+  wordImportMaxSize: 20480000,
+  wordImportAllowFiles: ['.docx', '.doc'] as ('.docx' | '.doc')[],
+
   imageManagerActionName: 'listImage',
   imageManagerListSize: 20,
   imageManagerUrlPrefix: '',

@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { UeError } from '../shared/errors.js'
 import { METAFILE_EXTS } from '../shared/metafile-header.js'
 import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
-import { findSoffice } from '../shared/soffice-path.js'
+import { convertsOffline, findSoffice, sofficeHasWriter } from '../shared/soffice-path.js'
 import { pageKeyProblems, withAiDriver } from './ai-driver.js'
 import { withDirectUploads } from './direct-url.js'
 import { EDITOR_DEFAULTS } from './editor-defaults.js'
@@ -121,7 +121,7 @@ export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConf
         withAiDriver(
           withFormulaRenderer(
             withMetafileExts(
-              withStoredImageExts(cfg.editor, cfg.images),
+              withWordImportExts(withStoredImageExts(cfg.editor, cfg.images), cfg),
               cfg.images,
               sameList(cfg.editor.imageAllowFiles, EDITOR_DEFAULTS.imageAllowFiles),
             ),
@@ -175,6 +175,30 @@ function withMetafileExts(
   if (!defaultList) return editor
   const list = editor.imageAllowFiles.filter((ext) => !METAFILE_EXTS.includes(ext))
   return { ...editor, imageAllowFiles: [...list, ...METAFILE_EXTS] }
+}
+
+/**
+ * `.doc` is imported through LibreOffice Writer, which fetches a document's linked pictures: it
+ * is offered only with Writer found and the conversion cut off from the network (or
+ * `word.docWithNetwork` set for a server that has none); otherwise only `.docx` is.
+ */
+function withWordImportExts(
+  editor: ParsedServerConfig['editor'],
+  cfg: Pick<ParsedServerConfig, 'images' | 'word'>,
+): ParsedServerConfig['editor'] {
+  if (docImportAvailable(cfg)) return editor
+  return {
+    ...editor,
+    wordImportAllowFiles: editor.wordImportAllowFiles.filter((e) => e !== '.doc'),
+  }
+}
+
+/** Whether `.doc` is imported: LibreOffice with Writer found, and offline or allowed online. */
+export function docImportAvailable(cfg: Pick<ParsedServerConfig, 'images' | 'word'>): boolean {
+  const soffice = findSoffice(cfg.images.metafiles.soffice)
+  return (
+    soffice !== null && sofficeHasWriter(soffice) && (convertsOffline || cfg.word.docWithNetwork)
+  )
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

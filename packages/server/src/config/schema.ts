@@ -183,6 +183,14 @@ export const EditorConfigSchema = z
     fileAllowFiles: extList.default(D.fileAllowFiles),
     filePathFormat: pathFormat.default(D.filePathFormat),
 
+    wordImportActionName: actionName.default(D.wordImportActionName),
+    wordImportFieldName: fieldName.default(D.wordImportFieldName),
+    wordImportMaxSize: byteSize.default(D.wordImportMaxSize),
+    wordImportAllowFiles: z
+      .array(z.enum(['.docx', '.doc']))
+      .transform((list) => [...new Set(list)])
+      .default(D.wordImportAllowFiles),
+
     imageManagerActionName: actionName.default(D.imageManagerActionName),
     imageManagerListSize: z.number().int().min(1).max(100).default(D.imageManagerListSize),
     imageManagerUrlPrefix: urlPrefix.default(D.imageManagerUrlPrefix),
@@ -672,6 +680,29 @@ export const ServerConfigSchema = z.strictObject({
     )
     .prefault({}),
   /** The documents API for the host app's save path, and orphaned files (docs/documents.md). */
+  /** Word documents imported as HTML by the editor's word import action (docs/word.md). */
+  word: z
+    .strictObject({
+      /** Most pictures one document may bring; past it the import is refused. */
+      maxPictures: z.number().int().min(0).max(10_000).default(200),
+      /** The whole conversion (a .doc through LibreOffice, then the .docx), from when it is queued. */
+      timeoutSeconds: z.number().int().min(2).max(600).default(60),
+      /** Documents converted at once; the others wait (UE_BUSY past `maxQueued`). */
+      concurrency: z.number().int().min(1).max(16).default(2),
+      maxQueued: z.number().int().min(1).default(16),
+      /** The unpacked parts of one .docx together, counted as they unpack. */
+      maxUnpackedBytes: size(z.number().int().min(1_048_576)).default(209_715_200),
+      /** Largest unpacked/packed ratio of one part (a zip bomb packs far tighter). */
+      maxRatio: z.number().int().min(2).max(100_000).default(200),
+      /** Most parts (zip entries) one .docx may have. */
+      maxEntries: z.number().int().min(10).max(100_000).default(2000),
+      /**
+       * Convert `.doc` even where LibreOffice cannot be cut off from the network (not root): only
+       * for a server that has no network itself, as LibreOffice fetches linked pictures.
+       */
+      docWithNetwork: z.boolean().default(false),
+    })
+    .prefault({}),
   documents: z
     .strictObject({
       /** Off: existing libraries are untouched; on: tracking starts (once) and orphans can be found. */

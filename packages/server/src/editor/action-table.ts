@@ -14,6 +14,7 @@ export type ActionKind =
   | 'delete'
   | 'ai'
   | 'uploadresult'
+  | 'wordimport'
 
 /** The action that answers what a resumable or direct upload came to (docs/uploads.md). */
 export const UPLOAD_RESULT_ACTION = 'uploadresult'
@@ -31,6 +32,15 @@ export interface CatchRule extends UploadRule {
   localDomains: readonly string[]
 }
 
+/** A Word document in, HTML out; its pictures are stored under `pictures` (the image rule). */
+export interface WordImportRule {
+  fieldNames: readonly string[]
+  maxSize: number
+  /** `.docx`, and `.doc` where LibreOffice is found. */
+  allowFiles: readonly string[]
+  pictures: UploadRule
+}
+
 export interface ListRule {
   categories: readonly Category[]
   listSize: number
@@ -45,6 +55,7 @@ export type ActionDef =
   | { name: string; kind: 'delete' }
   | { name: string; kind: 'ai' }
   | { name: string; kind: 'uploadresult' }
+  | { name: string; kind: 'wordimport'; rule: WordImportRule }
 
 export type ActionTable = ReadonlyMap<string, ActionDef>
 
@@ -108,6 +119,16 @@ export function buildActionTable(
         },
       }),
     ),
+    {
+      name: e.wordImportActionName,
+      kind: 'wordimport',
+      rule: {
+        fieldNames: unique([e.wordImportFieldName, 'upfile']),
+        maxSize: e.wordImportMaxSize,
+        allowFiles: e.wordImportAllowFiles,
+        pictures: image,
+      },
+    },
     {
       name: e.imageManagerActionName,
       kind: 'list',

@@ -10,6 +10,7 @@ import type { RemoteFetcher } from '../ingest/remote/fetch-image.js'
 import type { Metrics } from '../shared/metrics.js'
 import type { Logger } from '../shared/types.js'
 import type { StorageDriver } from '../storage/driver.js'
+import type { WordServices } from '../word/services.js'
 import type { ActionTable } from './action-table.js'
 import type { UploadGate } from './limits.js'
 
@@ -38,6 +39,8 @@ export interface EditorDeps {
   ai?: AiRelay | undefined
   /** `?action=uploadresult` (the uploads room answers it); unknown action when absent. */
   uploadResult?: ((ctx: ActionContext) => Promise<object>) | undefined
+  /** `?action=wordimport`: unknown action when absent. */
+  word?: WordServices | undefined
   /** True once the server is shutting down: every new request is refused with `UE_SHUTTING_DOWN`. */
   closing?: () => boolean
 }

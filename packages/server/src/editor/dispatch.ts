@@ -17,6 +17,7 @@ import { handleConfig } from './actions/config.js'
 import { handleDelete } from './actions/delete.js'
 import { handleList } from './actions/list.js'
 import { handleUpload } from './actions/upload.js'
+import { handleWordImport } from './actions/word-import.js'
 import type { ActionContext, Actor, EditorDeps } from './deps.js'
 import { serverUploadGate } from './limits.js'
 import { recordAnswer } from './outcomes.js'
@@ -36,6 +37,8 @@ function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
       return handleCatch(ctx, def.rule)
     case 'delete':
       return handleDelete(ctx)
+    case 'wordimport':
+      return handleWordImport(ctx, def.rule)
     case 'uploadresult':
       if (!ctx.deps.uploadResult) throw new UeError('UE_ACTION_UNKNOWN')
       return ctx.deps.uploadResult(ctx)
@@ -46,9 +49,16 @@ function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
 
 const CLOSE = { Connection: 'close' }
 const READS: ReadonlySet<ActionKind> = new Set(['config', 'list', 'uploadresult'])
-const WRITES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch'])
+const WRITES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch', 'wordimport'])
 /** What a cookie must not authorise from another site's page: every action that changes something. */
-const CHANGES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch', 'delete', 'ai'])
+const CHANGES: ReadonlySet<ActionKind> = new Set([
+  'upload',
+  'base64',
+  'catch',
+  'delete',
+  'ai',
+  'wordimport',
+])
 /** JSONP a cookie alone must never authorise: it reads private data or stores files. */
 const PRIVATE_JSONP: ReadonlySet<ActionKind> = new Set(['list', 'catch'])
 

@@ -10,6 +10,8 @@ export type FileDeletedReason =
   | 'orphan'
   /** An upload undone because two uploads at once took its owner past the quota. */
   | 'quota'
+  /** A picture of a Word import that was refused after it was stored (docs/word.md). */
+  | 'import'
 
 /** What each event says (docs/events.md). */
 export interface EventData {

@@ -1,18 +1,14 @@
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { UeError } from '../shared/errors.js'
 
-export { findSoffice } from '../shared/soffice-path.js'
+import { convertsOffline, UNSHARE } from '../shared/soffice-path.js'
 
-/** `unshare -n` cuts the conversion off the network; it needs root (or user namespaces). */
-const UNSHARE = ['/usr/bin/unshare', '/bin/unshare'].find((p) => existsSync(p))
-const CAN_UNSHARE = UNSHARE !== undefined && process.getuid?.() === 0
+export { convertsOffline, findSoffice } from '../shared/soffice-path.js'
 
-/** Whether conversions run without a network (`unshare -n` as root); otherwise see docs/word.md. */
-export const convertsOffline = CAN_UNSHARE
+const CAN_UNSHARE = convertsOffline
 
 /**
  * Runs `soffice --headless --convert-to svg` on `input` inside `workDir` (its own profile there, so
@@ -26,6 +22,39 @@ export async function sofficeToSvg(
   timeoutMs: number,
   maxBytes: number,
 ): Promise<string> {
+  await runSoffice(soffice, input, workDir, {
+    convertTo: 'svg:draw_svg_Export',
+    timeoutMs,
+    tooLong: () => new UeError('UE_CONVERSION_FAILED', { detail: 'conversion took too long' }),
+  })
+  const name = (input.split('/').pop() ?? '').replace(/\.[^.]*$/, '.svg')
+  let fh: Awaited<ReturnType<typeof open>>
+  try {
+    fh = await open(join(workDir, 'out', name), 'r')
+  } catch (cause) {
+    throw new UeError('UE_CONVERSION_FAILED', { detail: 'no drawing came out', cause })
+  }
+  try {
+    const { size } = await fh.stat()
+    if (size > maxBytes) throw new UeError('UE_IMAGE_TOO_LARGE', { detail: 'drawing too large' })
+    return (await fh.readFile()).toString('utf8')
+  } finally {
+    await fh.close()
+  }
+}
+
+/**
+ * One `soffice --headless --convert-to <convertTo>` of `input` inside `workDir`: its own profile
+ * there (conversions never share a LibreOffice instance), no network where `unshare -n` can run,
+ * its own process group killed whole at `timeoutMs` (refused with `tooLong()`). The result is
+ * written to `<workDir>/out/<input's name>.<new extension>`.
+ */
+export async function runSoffice(
+  soffice: string,
+  input: string,
+  workDir: string,
+  o: { convertTo: string; timeoutMs: number; tooLong: () => UeError },
+): Promise<void> {
   const args = [
     '--headless',
     '--norestore',
@@ -33,7 +62,7 @@ export async function sofficeToSvg(
     '--nodefault',
     `-env:UserInstallation=${pathToFileURL(join(workDir, 'profile')).href}`,
     '--convert-to',
-    'svg:draw_svg_Export',
+    o.convertTo,
     '--outdir',
     join(workDir, 'out'),
     input,
@@ -58,8 +87,8 @@ export async function sofficeToSvg(
     }
     const timer = setTimeout(() => {
       kill()
-      reject(new UeError('UE_CONVERSION_FAILED', { detail: 'conversion took too long' }))
-    }, timeoutMs)
+      reject(o.tooLong())
+    }, o.timeoutMs)
     child.on('error', (cause) => {
       clearTimeout(timer)
       reject(new UeError('UE_CONVERTER_UNAVAILABLE', { cause }))
@@ -71,18 +100,4 @@ export async function sofficeToSvg(
       resolve()
     })
   })
-  const name = (input.split('/').pop() ?? '').replace(/\.[^.]*$/, '.svg')
-  let fh: Awaited<ReturnType<typeof open>>
-  try {
-    fh = await open(join(workDir, 'out', name), 'r')
-  } catch (cause) {
-    throw new UeError('UE_CONVERSION_FAILED', { detail: 'no drawing came out', cause })
-  }
-  try {
-    const { size } = await fh.stat()
-    if (size > maxBytes) throw new UeError('UE_IMAGE_TOO_LARGE', { detail: 'drawing too large' })
-    return (await fh.readFile()).toString('utf8')
-  } finally {
-    await fh.close()
-  }
 }

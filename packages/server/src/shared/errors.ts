@@ -63,6 +63,13 @@ export const CODES = {
   UE_DEPENDENCY_MISSING: { status: 500 },
   UE_CONVERTER_UNAVAILABLE: { status: 415 },
   UE_CONVERSION_FAILED: { status: 422 },
+  UE_WORD_INVALID: { status: 422 },
+  UE_WORD_MACROS: { status: 415 },
+  UE_WORD_ENCRYPTED: { status: 415 },
+  UE_WORD_ARCHIVE_UNSAFE: { status: 413 },
+  UE_WORD_ENTITIES: { status: 422 },
+  UE_WORD_TOO_MANY_PICTURES: { status: 413 },
+  UE_WORD_CONVERSION_FAILED: { status: 422 },
 } as const satisfies Record<string, { status: number }>
 
 export type UeErrorCode = keyof typeof CODES

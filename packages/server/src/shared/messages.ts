@@ -65,6 +65,13 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_DEPENDENCY_MISSING: '服务器缺少配置所需的组件',
     UE_CONVERTER_UNAVAILABLE: '服务器未安装 Word 图片转换程序，无法接收 EMF/WMF 图片',
     UE_CONVERSION_FAILED: 'Word 图片（EMF/WMF）无法转换，文件可能已损坏',
+    UE_WORD_INVALID: '不是可读取的 Word 文档（.docx 或 .doc）',
+    UE_WORD_MACROS: 'Word 文档含有宏，不能导入',
+    UE_WORD_ENCRYPTED: 'Word 文档已加密，请先取消密码再导入',
+    UE_WORD_ARCHIVE_UNSAFE: 'Word 文档解压后过大或结构异常，不能导入',
+    UE_WORD_ENTITIES: 'Word 文档含有 XML 实体声明，不能导入',
+    UE_WORD_TOO_MANY_PICTURES: 'Word 文档中的图片过多',
+    UE_WORD_CONVERSION_FAILED: 'Word 文档无法转换，文件可能已损坏或转换超时',
   },
   en: {
     UE_ACTION_UNKNOWN: 'Unknown action',
@@ -128,6 +135,15 @@ export const MESSAGES: Record<Locale, Record<UeErrorCode, string>> = {
     UE_DEPENDENCY_MISSING: 'A package the server configuration needs is not installed',
     UE_CONVERTER_UNAVAILABLE: 'This server cannot convert Word pictures (EMF/WMF)',
     UE_CONVERSION_FAILED: 'The Word picture (EMF/WMF) could not be converted; it may be damaged',
+    UE_WORD_INVALID: 'This is not a readable Word document (.docx or .doc)',
+    UE_WORD_MACROS: 'The Word document contains macros and cannot be imported',
+    UE_WORD_ENCRYPTED: 'The Word document is encrypted; remove its password before importing',
+    UE_WORD_ARCHIVE_UNSAFE:
+      'The Word document unpacks too large or is malformed, and cannot be imported',
+    UE_WORD_ENTITIES: 'The Word document declares XML entities and cannot be imported',
+    UE_WORD_TOO_MANY_PICTURES: 'The Word document has too many pictures',
+    UE_WORD_CONVERSION_FAILED:
+      'The Word document could not be converted; it may be damaged, or took too long',
   },
 }
 

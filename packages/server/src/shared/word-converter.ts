@@ -1,6 +1,4 @@
-import { existsSync, realpathSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { findSoffice } from './soffice-path.js'
+import { findSoffice, sofficeParts } from './soffice-path.js'
 
 /** What brings both LibreOffice parts the Word features use, on Debian and Ubuntu. */
 export const WORD_INSTALL = 'apt-get install -y libreoffice-draw-nogui libreoffice-writer-nogui'
@@ -17,13 +15,6 @@ export interface WordConverter {
   writer: boolean | null
 }
 
-/** A part's library, by platform's naming, beside `soffice` (Linux, Windows) or in Frameworks (macOS). */
-const LIBS = {
-  core: ['libmergedlo.so', 'mergedlo.dll', 'libmergedlo.dylib'],
-  draw: ['libsdlo.so', 'sdlo.dll', 'libsdlo.dylib'],
-  writer: ['libswlo.so', 'swlo.dll', 'libswlo.dylib'],
-}
-
 /** Which of LibreOffice's parts the Word features need are installed where `soffice` is. */
 export function wordConverter(images: {
   enabled: boolean
@@ -35,17 +26,10 @@ export function wordConverter(images: {
   if (!images.metafiles.enabled) return { off: 'images.metafiles.enabled is false', ...none }
   const soffice = findSoffice(setting)
   if (soffice === null) return { off: null, ...none, draw: false, writer: false }
-  let program: string
-  try {
-    program = dirname(realpathSync(soffice))
-  } catch {
-    return { off: null, ...none, soffice }
-  }
-  const dirs = [program, join(program, '..', 'Frameworks')]
-  const has = (names: string[]) => dirs.some((d) => names.some((n) => existsSync(join(d, n))))
+  const parts = sofficeParts(soffice)
   // A wrapper script or an unusual install: nothing to look at, so nothing is claimed.
-  if (!has(LIBS.core)) return { off: null, ...none, soffice }
-  return { off: null, setting, soffice, draw: has(LIBS.draw), writer: has(LIBS.writer) }
+  if (parts === null) return { off: null, ...none, soffice }
+  return { off: null, setting, soffice, ...parts }
 }
 
 export interface WordSummary {

@@ -4,6 +4,7 @@ import { AUTH_SETTINGS_HINT } from '../auth/unconfigured.js'
 import type { ServerConfig } from '../config/load.js'
 import { resolveSqliteEngine } from '../db/open.js'
 import { wordConverter, wordSummary } from '../shared/word-converter.js'
+import { wordSupport, wordSupportLine } from '../word/support.js'
 import type { RunningServer } from './serve.js'
 
 /** True unless the address only accepts connections from this machine. */
@@ -50,6 +51,7 @@ export function bannerText(server: RunningServer, version: string): string {
   out += row('auth', authSummary(config, server.ue.auth))
   const word = wordSummary(wordConverter(config.images))
   out += row('word', word.fix ? `${word.message}; install: ${word.fix}` : word.message)
+  out += row('Word import', wordSupportLine(wordSupport(config)))
   if (isPublicBind(config.http.host)) {
     const reach = wildcard
       ? `every address of this machine (${config.http.host})`

@@ -19,6 +19,7 @@ import type { StorageKey } from '../shared/types.js'
 import { wordConverter, wordSummary } from '../shared/word-converter.js'
 import { s3Options, storageDriver } from '../start-up.js'
 import { s3DirectBucket } from '../storage/s3-direct.js'
+import { wordSupport, wordSupportFix, wordSupportLine } from '../word/support.js'
 import { authSummary, isPublicBind, UNCONFIGURED } from './banner.js'
 
 /** `info`: something doctor cannot check from here; `check` says how to. */
@@ -130,7 +131,22 @@ export async function diagnose(env: NodeJS.ProcessEnv): Promise<Finding[]> {
     if (node) findings.push(node)
   }
   if (config.webhooks.url) findings.push(await checkWebhook(config.webhooks))
+  findings.push(checkWordImport(config))
   return findings
+}
+
+/**
+ * What the Word import action takes here: `.docx` needs mammoth and yauzl (optional npm
+ * packages), `.doc` LibreOffice with Writer, cut off from the network. Either missing is a
+ * warning: the server runs, and the action refuses what it cannot read.
+ */
+function checkWordImport(config: ServerConfig): Finding {
+  const support = wordSupport(config)
+  const fix = wordSupportFix(support)
+  const message = wordSupportLine(support)
+  return fix
+    ? { verdict: 'warn', check: 'word import', message, fix }
+    : { verdict: 'ok', check: 'word import', message }
 }
 
 /**

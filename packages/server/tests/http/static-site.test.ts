@@ -163,7 +163,7 @@ test('UEDITOR_STATIC_DIR sets the folder, resolved against the working directory
   assert.deepEqual(loadConfig({ env: {} }).site, { index: 'index.html' })
 })
 
-test('the banner names the page, the endpoint, /healthz, /readyz and the data folder', async (t) => {
+test('the banner names the page, the endpoint, /healthz, /readyz, the data folder and the Word files the import takes', async (t) => {
   const { site } = await siteFixture(t)
   const srv = await startTestServer(t, { site: { dir: site } })
   const text = bannerText(srv, '9.9.9')
@@ -175,6 +175,10 @@ test('the banner names the page, the endpoint, /healthz, /readyz and the data fo
   assert.ok(lines.includes(`  health:                      ${srv.url}/healthz`), text)
   assert.ok(lines.includes(`  ready:                       ${srv.url}/readyz`), text)
   assert.ok(lines.includes(`  data folder:                 ${srv.dataDir}`), text)
+  assert.ok(
+    lines.some((l) => /^ {2}Word import: {17}\.docx( and \.doc \(| only: )/.test(l)),
+    text,
+  )
   assert.doesNotMatch(text, /warning/)
 })
 
