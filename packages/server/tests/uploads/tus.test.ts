@@ -19,7 +19,7 @@ import {
 } from '../helpers/auth.js'
 import { PDF, png } from '../helpers/fixtures.js'
 import { jsonLog } from '../helpers/json-log.js'
-import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js'
+import { startS3FaultProxy, uploadsPart } from '../helpers/s3-fault-proxy.js'
 import { startS3rver } from '../helpers/s3rver.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
@@ -617,6 +617,47 @@ describe('tus uploads on S3', async () => {
     assert.equal(await sha256Of(await object(key)), digest)
     assert.deepEqual(await keys(), [key], 'nothing of the unfinished upload is left')
     assert.deepEqual(await resultOf(srv, idOf(outcome.url)), result)
+  })
+
+  test('a PATCH broken off while the bucket still takes its parts is resumed from the bytes the bucket holds once it has them, and the object has identical bytes', async (t) => {
+    const part = 8 * 1024 * 1024 // the S3 store's part size
+    const size = 5 * part
+    const dir = await tempDir(t, 'ue-tus-s3-cut-')
+    const path = join(dir, 'cut.mp4')
+    const digest = await writeVideo(path, size)
+    const proxy = await startS3FaultProxy(s3.endpoint)
+    t.after(() => proxy.close())
+    const bucket = await s3.createBucket()
+    const srv = await startTestServer(t, {
+      ...AUTH,
+      editor: { videoMaxSize: size },
+      storage: { ...s3.storageConfig(bucket, 'site/'), endpoint: proxy.endpoint },
+    })
+    const url = uploadUrl(srv, await create(srv, { length: size }))
+    // The bucket is slow to take part 2: part 3 is stored first.
+    const slow = proxy.hold(uploadsPart(2))
+    t.after(() => slow.release())
+    const third = proxy.answered(uploadsPart(3))
+    const headers = bearer(ALICE)
+    await patchBrokenOff(url, { path, offset: 0, size, breakAfter: 3.5 * part, headers })
+    await slow.held
+    await third
+    // The client asks how far it got and goes on at once, as tus-js-client does; the bucket
+    // has part 2 a moment later.
+    setTimeout(() => slow.release(), 1_000)
+    let head: TusAnswer
+    do head = await tusFetch(url, { method: 'HEAD', headers })
+    while (head.status === 423)
+    const offset = Number(head.headers.get('upload-offset'))
+    t.diagnostic(`resumed at ${offset} of ${size} bytes`)
+    const done = await patchRest(url, { path, offset, size, headers })
+    const result = done.json()
+    assert.equal(result.state, 'SUCCESS', done.text)
+    const key = `site/${String(result.url).slice('/uploads/'.length)}`
+    const stored = await s3.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+    assert.equal(await sha256Of(stored.Body as Readable), digest)
+    // What was answered is what the bucket held: every part the broken PATCH sent.
+    assert.equal(offset, 3 * part)
   })
 
   test('a PHP script sent as an image is refused and nothing stays in the bucket', async (t) => {
