@@ -7,12 +7,12 @@ const ignore = () => {}
 
 /**
  * The store, except that a call about an upload first waits for a write of that upload still
- * running. tus lets go of an upload's lock as soon as a PATCH body breaks off, without waiting
- * for the store's write of what arrived: the S3 store is then still sending parts, several at a
- * time and in no set order. A HEAD answered in that time counted the parts stored so far (not
- * always the first ones), and the resumed PATCH numbered its parts after the last one stored,
- * so the object was assembled from other bytes. Here a HEAD answers once that write is over,
- * and the next write starts after it.
+ * running. When a PATCH body breaks off, tus lets go of the upload's lock as soon as the body
+ * fails (its stream pipeline does not wait for the store's write), while the S3 store is still
+ * sending the parts that arrived, several at a time. A HEAD then answered the parts stored so
+ * far, and the resumed PATCH, checked against that offset, numbered its parts after one that
+ * landed meanwhile: the object held some bytes twice and lacked others. Here the HEAD answers,
+ * and the next write starts, once that write is over.
  */
 export function writesAwaited<T extends DataStore>(store: T): T {
   const writing = new Map<string, Promise<unknown>>()
