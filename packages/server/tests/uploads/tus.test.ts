@@ -754,7 +754,8 @@ describe('tus uploads on S3', async () => {
   })
 
   test('an abandoned upload is aborted and removed once it expires', async (t) => {
-    const { srv, keys } = await s3Server(t, { uploads: { expiryMs: 500, sweepIntervalMs: 100 } })
+    // Long enough for the creation and a PATCH to reach the bucket on a busy machine.
+    const { srv, keys } = await s3Server(t, { uploads: { expiryMs: 3_000, sweepIntervalMs: 100 } })
     const created = await create(srv, {
       length: PDF.length * 2,
       metadata: { filename: 'a.pdf' },
@@ -769,7 +770,7 @@ describe('tus uploads on S3', async () => {
       },
       body: PDF,
     })
-    assert.ok((await keys()).length > 0)
+    assert.ok((await keys()).length > 0, 'the unfinished upload is in the bucket before it expires')
     while ((await keys()).length > 0) await sleep(50)
     while ((await resultOf(srv, idOf(url))).code !== 'UE_NOT_FOUND') await sleep(50)
   })
