@@ -7,7 +7,7 @@ import { importOptional } from '../../shared/optional-deps.js'
 import type { Logger, StorageKey } from '../../shared/types.js'
 import type { StorageDriver } from '../../storage/driver.js'
 import type { FinishedBytes, UnfinishedBytes } from '../unfinished.js'
-
+import { writesAwaited } from './awaited-writes.js'
 import { TUS_FOLDER, tusIdOfKey, UPLOAD_ID } from './keys.js'
 
 export { UPLOAD_ID }
@@ -36,7 +36,8 @@ export async function tusPlace(
   if (c.driver === 'local') {
     const { LocalTusStore } = await import('./local-store.js')
     const directory = join(c.root, TUS_FOLDER)
-    const datastore = new LocalTusStore({ directory, expirationPeriodInMilliseconds })
+    const store = new LocalTusStore({ directory, expirationPeriodInMilliseconds })
+    const datastore = writesAwaited(store)
     return {
       datastore,
       folder: directory,
@@ -65,7 +66,7 @@ export async function tusPlace(
     'tus.enabled with S3 storage',
     () => import('@tus/s3-store'),
   )
-  const datastore = new S3Store({
+  const store = new S3Store({
     expirationPeriodInMilliseconds,
     // Expiry is the ledger's sweep: tags would need a lifecycle rule of the bucket's own.
     useTags: false,
@@ -79,6 +80,8 @@ export async function tusPlace(
       ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}),
     },
   })
+  // A HEAD, or the PATCH that resumes a broken one, waits for the parts it was still sending.
+  const datastore = writesAwaited(store)
   // Keys of the storage driver are relative to the bucket prefix.
   const keysOf = (id: string) =>
     ['', '.info', '.part'].map((end) => `${TUS_FOLDER}/${id}${end}` as StorageKey)
