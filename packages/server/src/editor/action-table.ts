@@ -1,9 +1,8 @@
+import { IMAGE_CATEGORIES, type UploadRule, type UploadRules } from '../admission/rules.js'
 import type { EditorConfig } from '../config/schema.js'
+import { UPLOAD_CATEGORIES } from '../db/upload-ledger.js'
 import { UeError } from '../shared/errors.js'
 import type { Category } from '../shared/types.js'
-
-/** What the image actions store and `listImage` lists; only these are resized and watermarked. */
-export const IMAGE_CATEGORIES: readonly Category[] = ['image', 'scrawl', 'snapscreen', 'catch']
 
 export type ActionKind =
   | 'config'
@@ -17,15 +16,6 @@ export type ActionKind =
 
 /** The action that answers what a resumable or direct upload came to (docs/uploads.md). */
 export const UPLOAD_RESULT_ACTION = 'uploadresult'
-
-export interface UploadRule {
-  category: Category
-  /** Accepted multipart field names, the configured one first. */
-  fieldNames: readonly string[]
-  maxSize: number
-  allowFiles: readonly string[]
-  pathFormat: string
-}
 
 export interface CatchRule extends UploadRule {
   localDomains: readonly string[]
@@ -141,6 +131,23 @@ export function buildActionTable(
   }
   if (clashes.length > 0) throw new UeError('UE_CONFIG_INVALID', { detail: clashes.join('; ') })
   return table
+}
+
+/**
+ * The rule of each category a resumable or direct upload may name: the same limits a multipart
+ * POST of it gets.
+ */
+export function uploadRules(table: ActionTable): UploadRules {
+  const rules = new Map<(typeof UPLOAD_CATEGORIES)[number], UploadRule>()
+  for (const category of UPLOAD_CATEGORIES) {
+    const def = [...table.values()].find(
+      (d) => d.kind === 'upload' && d.rule.category === category,
+    )
+    if (!def || def.kind !== 'upload')
+      throw new UeError('UE_CONFIG_INVALID', { detail: `no upload action stores ${category}` })
+    rules.set(category, def.rule)
+  }
+  return rules
 }
 
 function isSnapOnImage(first: ActionDef, second: ActionDef): boolean {

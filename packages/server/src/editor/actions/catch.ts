@@ -8,8 +8,8 @@ import { isUeError, refusalLevel, UeError, type UeErrorCode } from '../../shared
 import { messageFor } from '../../shared/messages.js'
 import type { CatchRule } from '../action-table.js'
 import type { ActionContext } from '../deps.js'
-import { storedFields } from '../results.js'
-import { storeTempFile } from '../store.js'
+import { storedFields } from '../../admission/results.js'
+import { storeTempFile } from '../../admission/store.js'
 
 export interface CatchEntry {
   state: string
