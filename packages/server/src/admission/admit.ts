@@ -174,7 +174,9 @@ function checkDeclared(rule: UploadRule, ask: AdmissionAsk): void {
   const { size } = ask
   if (size === undefined) return
   if (!Number.isSafeInteger(size) || size < 0)
-    throw new UeError('UE_VALIDATION_FAILED', { detail: 'the declared size must be a whole number' })
+    throw new UeError('UE_VALIDATION_FAILED', {
+      detail: 'the declared size must be a whole number',
+    })
   if (size === 0) throw new UeError('UE_FILE_EMPTY')
   if (size > rule.maxSize) throw new UeError('UE_FILE_TOO_LARGE')
 }

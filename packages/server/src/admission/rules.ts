@@ -1,4 +1,5 @@
 import type { UploadCategory } from '../db/upload-ledger.js'
+import { UeError } from '../shared/errors.js'
 import type { Category } from '../shared/types.js'
 
 /** What the image categories store; only these are resized and watermarked. */
@@ -16,3 +17,11 @@ export interface UploadRule {
 
 /** The rule of each category a resumable or direct upload may name (the editor's of that kind). */
 export type UploadRules = ReadonlyMap<UploadCategory, UploadRule>
+
+/** The rule of a category, or the refusal of one no upload action stores. */
+export function ruleOf(rules: UploadRules, category: UploadCategory): UploadRule {
+  const rule = rules.get(category)
+  if (!rule)
+    throw new UeError('UE_CONFIG_INVALID', { detail: `no upload action stores ${category}` })
+  return rule
+}

@@ -1,6 +1,6 @@
 import { IMAGE_CATEGORIES, type UploadRule, type UploadRules } from '../admission/rules.js'
 import type { EditorConfig } from '../config/schema.js'
-import { UPLOAD_CATEGORIES } from '../db/upload-ledger.js'
+import { UPLOAD_CATEGORIES, type UploadCategory } from '../db/upload-ledger.js'
 import { UeError } from '../shared/errors.js'
 import type { Category } from '../shared/types.js'
 
@@ -138,16 +138,18 @@ export function buildActionTable(
  * POST of it gets.
  */
 export function uploadRules(table: ActionTable): UploadRules {
-  const rules = new Map<(typeof UPLOAD_CATEGORIES)[number], UploadRule>()
-  for (const category of UPLOAD_CATEGORIES) {
-    const def = [...table.values()].find(
-      (d) => d.kind === 'upload' && d.rule.category === category,
-    )
-    if (!def || def.kind !== 'upload')
+  const rules = new Map<UploadCategory, UploadRule>()
+  for (const def of table.values())
+    if (def.kind === 'upload' && isUploadCategory(def.rule.category))
+      rules.set(def.rule.category, def.rule)
+  for (const category of UPLOAD_CATEGORIES)
+    if (!rules.has(category))
       throw new UeError('UE_CONFIG_INVALID', { detail: `no upload action stores ${category}` })
-    rules.set(category, def.rule)
-  }
   return rules
+}
+
+function isUploadCategory(category: Category): category is UploadCategory {
+  return (UPLOAD_CATEGORIES as readonly string[]).includes(category)
 }
 
 function isSnapOnImage(first: ActionDef, second: ActionDef): boolean {
