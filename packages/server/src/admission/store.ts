@@ -58,10 +58,7 @@ export async function storeTempFile(
   actor: Actor,
   /** The type `vetHead` already gave these first bytes while they arrived. */
   vetted?: ContentType,
-  /**
-   * The ledger row these bytes settle, whose declared size (at least theirs) was reserved
-   * against the quota at admission: they are not counted again.
-   */
+  /** The ledger row these bytes settle: its reservation is exchanged for them. */
   reservation?: string,
 ): Promise<FileEntry> {
   const sniffed = vetted ?? (await vetHead(deps, rule, file.head, claimedExt))
@@ -92,8 +89,9 @@ export function placeFile(deps: StoreDeps, path: string): Placer {
 /**
  * Bytes that passed their checks → quota → server key → storage → index, audited. `place`
  * writes them under the key (a local file, or a server-side copy of an object in the store).
- * Bytes without a `reservation` are the quota's settle here: counted before the write (no
- * wasted write) and again once their index row exists; reserved bytes were counted at admission.
+ * The quota's settle: bytes without a reservation are counted before the write (no wasted
+ * write) and again once their index row exists; bytes that settle a `reservation` (counted at
+ * admission) only once their row exists, in its place.
  */
 export async function storeBytes(
   deps: StoreDeps,
@@ -124,7 +122,7 @@ export async function storeBytes(
       owner: actor.user,
     })
     indexed = true
-    if (reservation === undefined) await checkQuota(deps, actor.user, 0)
+    await checkQuota(deps, actor.user, 0, reservation)
   } catch (cause) {
     // Its fileStored event went out with the row: the undo is announced too.
     if (indexed) await removeAnnounced(announcing(deps), key, 'quota').catch(() => {})
