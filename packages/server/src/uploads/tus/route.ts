@@ -194,11 +194,12 @@ export function createTusRoute(o: { deps: UploadDeps; place: TusPlace; path: str
     const failure = r.failure.error
     if (r.watch?.signal.aborted) throw r.watch.signal.reason
     const full = isUeError(failure) ? failure.code === 'UE_STORAGE_FULL' : !!diskFullCode(failure)
-    if (full || (!isUeError(failure) && answer.status >= 500))
+    if (full || (!isUeError(failure) && !isProtocolAnswer(failure) && answer.status >= 500))
       metrics.dependencyFailed('storage', 'tus')
     if (isUeError(failure)) throw failure
     if (full) throw storageFull('tus', place.folder, failure)
-    if (answer.status >= 500) throw new UeError('UE_STORAGE_FAILED', { cause: failure })
+    if (answer.status >= 500 && !isProtocolAnswer(failure))
+      throw new UeError('UE_STORAGE_FAILED', { cause: failure })
     return answer
   }
 
@@ -335,6 +336,16 @@ export function createTusRoute(o: { deps: UploadDeps; place: TusPlace; path: str
     return answer
   }
   return { handler }
+}
+
+/**
+ * One of tus's own protocol answers (a plain `{status_code, body}` other than its "unknown
+ * error"), such as 501 for the concatenation it does not offer: a tus client reads it as such.
+ */
+function isProtocolAnswer(failure: unknown): boolean {
+  if (failure instanceof Error || typeof failure !== 'object' || failure === null) return false
+  const status = (failure as { status_code?: unknown }).status_code
+  return typeof status === 'number' && status !== 500
 }
 
 /** The category a creation asks for; without one, the kind of its declared type. */
