@@ -1,3 +1,4 @@
+import type { UploadRule } from '../admission/rules.js'
 import { ANONYMOUS } from '../auth/authenticator.js'
 import { isCrossSite } from '../auth/cross-site.js'
 import type { Actor } from '../auth/types.js'
@@ -21,6 +22,13 @@ import { handleUpload } from './actions/upload.js'
 import type { ActionContext, EditorDeps } from './deps.js'
 import { recordAnswer } from './outcomes.js'
 import { refusalDetails } from './refusal-log.js'
+
+/** The rule of an action that stores files: each is admitted before its body is read. */
+function storedRule(def: ActionDef): UploadRule | undefined {
+  return def.kind === 'upload' || def.kind === 'base64' || def.kind === 'catch'
+    ? def.rule
+    : undefined
+}
 
 function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
   switch (def.kind) {
@@ -136,10 +144,10 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
         return answer
       }
       // Admitted before the body is read: a refused flood costs no disk and no parsing.
-      const ticket =
-        def.kind === 'upload' || def.kind === 'base64' || def.kind === 'catch'
-          ? await deps.admission.admit(actor, { rule: def.rule, signal: request.signal })
-          : undefined
+      const rule = storedRule(def)
+      const ticket = rule
+        ? await deps.admission.admit(actor, { rule, signal: request.signal })
+        : undefined
       let result: object
       try {
         result = await runAction({ request, url, deps: actionDeps, actor }, def)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { Server } from '@tus/server'
 import { type Ticket, unknownCategory } from '../../admission/admit.js'
-import { ruleOf, type UploadRule, type UploadRules } from '../../admission/rules.js'
+import { ruleOf } from '../../admission/rules.js'
 import { isCrossSite } from '../../auth/cross-site.js'
 import type { Actor } from '../../auth/types.js'
 import type { UploadCategory, UploadRow } from '../../db/upload-ledger.js'
@@ -56,11 +56,6 @@ class TusRequest extends Request {
     this.row = o.row
     this.watch = o.watch
   }
-
-  /** The category's rule: the creation's, else the upload's own. */
-  rule(rules: UploadRules): UploadRule | undefined {
-    return this.ticket?.rule ?? (this.row ? rules.get(this.row.category) : undefined)
-  }
 }
 
 /**
@@ -68,7 +63,7 @@ class TusRequest extends Request {
  * `path`, through `@tus/server` and the store of the configured storage. The route decides who
  * a request is for (the same authenticator as every upload) and whose upload it is (owner only;
  * anyone else is told it does not exist); tus's hooks run the rest: the creation is admitted
- * (`namingFunction`: the category's size limit and extensions, the per-client limits, the
+ * (`onUploadCreate`: the category's size limit and extensions, the per-client limits, the
  * quota reservation) before its first byte, each `PATCH` takes an upload slot
  * (`onIncomingRequest`), and the last byte runs the one ending (`onUploadFinish`), whose answer
  * carries the upload result. The body reaches the store as a stream under the server's body
@@ -84,8 +79,14 @@ export function createTusRoute(o: { deps: UploadDeps; place: TusPlace; path: str
   const tus = new Server({
     path,
     datastore: place.datastore,
-    // The upload's own category limit; discovery announces the largest.
-    maxSize: (req) => (req as TusRequest).rule(rules)?.maxSize ?? largest,
+    // A PATCH's limit is its upload's category's; a creation's is admission's (0: tus leaves it
+    // to `onUploadCreate`, so that it is refused with the server's code); discovery announces
+    // the largest.
+    maxSize: (req) => {
+      const r = req as TusRequest
+      if (r.method === 'POST') return 0
+      return r.row ? ruleOf(rules, r.row.category).maxSize : largest
+    },
     // A relative Location works behind any proxy that keeps the path.
     generateUrl: (_req, { path: at, id }) => `${at}/${place.ledgerIdOf(id) ?? ''}`,
     // The path's last segment: tus would take it from the whole URL, a query token included.
@@ -93,27 +94,8 @@ export function createTusRoute(o: { deps: UploadDeps; place: TusPlace; path: str
       const last = new URL(req.url).pathname.split('/').pop() ?? ''
       return UPLOAD_ID.test(last) ? place.storeIdOf(last) : undefined
     },
-    // The creation's admission, with the metadata tus has read; its ledger id names the upload.
-    namingFunction: async (req, metadata) => {
-      const r = req as TusRequest
-      // tus takes a deferred length when the store can; here every upload declares its size,
-      // so that its quota is reserved before its first byte.
-      const length = r.headers.get('upload-length')
-      if (length === null)
-        throw new UeError('UE_REQUEST_INVALID', {
-          detail: 'an upload must declare its Upload-Length; deferred uploads are not accepted',
-        })
-      const id = randomBytes(16).toString('base64url')
-      r.ticket = await admission.admit(r.actor as Actor, {
-        rule: ruleOf(rules, categoryOf(metadata?.category, metadata?.filetype)),
-        // `filename` is what tus-js-client's examples send, `name` what Uppy sends.
-        name: metadata?.filename ?? metadata?.name ?? '',
-        size: Number(length),
-        reserve: { via: 'tus', id, storeRef: place.storeIdOf(id) },
-        signal: r.signal,
-      })
-      return place.storeIdOf(id)
-    },
+    // The upload's id is its ledger row's.
+    namingFunction: () => place.storeIdOf(randomBytes(16).toString('base64url')),
     onIncomingRequest: async (req) => {
       const r = req as TusRequest
       // A PATCH holds an upload slot while it runs, with no rate point: a client sending small
@@ -121,13 +103,34 @@ export function createTusRoute(o: { deps: UploadDeps; place: TusPlace; path: str
       if (r.method === 'PATCH')
         r.ticket = await admission.admit(r.actor as Actor, { signal: r.signal })
     },
-    // The S3 store gives the assembled object the `contentType` (and `cacheControl`) of the
-    // metadata: the server's type, never one the client put there (`text/html` in a public bucket).
+    // The creation's admission, with the size and metadata tus has read, before its first byte.
     onUploadCreate: async (req, upload) => {
+      const r = req as TusRequest
+      const id = place.ledgerIdOf(upload.id)
+      // tus takes a deferred length when the store can; here every upload declares its size,
+      // so that its quota is reserved before its first byte.
+      if (upload.size === undefined || id === null)
+        throw new UeError('UE_REQUEST_INVALID', {
+          detail: 'an upload must declare its Upload-Length; deferred uploads are not accepted',
+        })
       const { contentType: _type, cacheControl: _cache, ...metadata } = upload.metadata ?? {}
-      const row = (req as TusRequest).ticket?.row
-      if (!row) throw new UeError('UE_INTERNAL', { detail: 'tus creation without a ledger row' })
-      const contentType = pendingContentType(row.category, claimedExtension(row.originalName))
+      const rule = ruleOf(rules, categoryOf(metadata.category, metadata.filetype))
+      // `filename` is what tus-js-client's examples send, `name` what Uppy sends.
+      const name = metadata.filename ?? metadata.name ?? ''
+      r.ticket = await admission.admit(r.actor as Actor, {
+        rule,
+        name,
+        size: upload.size,
+        reserve: { via: 'tus', id, storeRef: upload.id },
+        signal: r.signal,
+      })
+      // The S3 store gives the assembled object the `contentType` (and `cacheControl`) of the
+      // metadata: the server's type, never one the client put there (`text/html` in a public
+      // bucket).
+      const contentType = pendingContentType(
+        rule.category as UploadCategory,
+        claimedExtension(name),
+      )
       return { metadata: { ...metadata, contentType } }
     },
     // CORS is the route's own (exact origins); tus would answer `*`.
