@@ -161,7 +161,10 @@ export function createTusRoute(o: { deps: UploadDeps; place: TusPlace; path: str
     },
   })
 
-  /** The request tus reads: the same, with its body under the server's deadlines. */
+  /**
+   * The request tus reads: the same, with its body under the server's deadlines (tus has none of
+   * its own: a stalled body would hold the upload's lock).
+   */
   const tusRequest = (request: Request, actor: Actor | null, row?: UploadRow): TusRequest => {
     const init = { method: request.method, headers: request.headers, signal: request.signal }
     if (!request.body) return new TusRequest(request.url, init, { actor, row })
