@@ -1,3 +1,5 @@
+import { createAdmission } from './admission/admit.js'
+import { serverUploadGate } from './admission/gate.js'
 import type { AiRelay } from './ai/relay.js'
 import { type AuthSetup, createAuthenticator } from './auth/authenticator.js'
 import { type ResolvedMode, resolveAuthMode } from './auth/mode.js'
@@ -14,10 +16,8 @@ import type { ArticleBody, CleanedArticle } from './documents/clean.js'
 import type { CleanPool } from './documents/clean-pool.js'
 import type { DocumentHooks } from './documents/service.js'
 import type { OrphanSweep } from './documents/sweep.js'
-import { buildActionTable } from './editor/action-table.js'
-import type { EditorDeps } from './editor/deps.js'
+import { buildActionTable, uploadRules } from './editor/action-table.js'
 import { createEditorHandler } from './editor/dispatch.js'
-import { serverUploadGate } from './editor/limits.js'
 import { documentEventHooks, orphanEventHooks } from './events/document-events.js'
 import { checkHandlers } from './events/publisher.js'
 import type { EventHandlers } from './events/types.js'
@@ -52,7 +52,7 @@ import type { FetchHandler, Logger, StorageKey } from './shared/types.js'
 import { loadOptionsOf, type Opened, startUp } from './start-up.js'
 import type { StorageDriver } from './storage/driver.js'
 import type { DirectBucket } from './storage/s3-direct.js'
-import { type UploadDeps, uploadRuleFor } from './uploads/finish.js'
+import type { UploadDeps } from './uploads/finish.js'
 import { uploadResultAction } from './uploads/result-action.js'
 import { startUploadSweep } from './uploads/sweep.js'
 import { TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/headers.js'
@@ -251,29 +251,42 @@ async function services(
     throttle: failureThrottle(opened.limiters, config.auth.failuresPerMinute),
     log,
   }
-  const editorDeps: EditorDeps = {
+  const table = buildActionTable(config.editor, {
+    deleteActionName: config.delete.enabled ? config.delete.actionName : undefined,
+    aiActionName: aiEnabled(config) ? config.ai.actionName : undefined,
+  })
+  // One admission: multipart, scrawl, catch, resumable and direct uploads pass the same checks
+  // and count against the same limits.
+  const admission = createAdmission({
     config,
-    table: buildActionTable(config.editor, {
-      deleteActionName: config.delete.enabled ? config.delete.actionName : undefined,
-      aiActionName: aiEnabled(config) ? config.ai.actionName : undefined,
-    }),
+    files: store.files,
+    uploads: store.uploads,
+    gate: serverUploadGate(config, metrics, opened.limiters),
+    metrics,
+  })
+  const uploadDeps: UploadDeps = {
+    config,
     storage,
     files: store.files,
     events: opened.events,
     uploads: store.uploads,
     images: opened.images,
-    remote: opened.remote,
     log,
     metrics,
     auth: createAuthenticator(auth),
-    // One gate: multipart, resumable and direct uploads count against the same limits.
-    gate: serverUploadGate(config, metrics, opened.limiters),
+    admission,
+    rules: uploadRules(table),
+    unfinished,
+  }
+  const editor = createEditorHandler({
+    ...uploadDeps,
+    table,
+    remote: opened.remote,
     ai,
-    uploadResult: uploadResultAction(unfinished),
+    uploadResult: uploadResultAction(uploadDeps),
     word: createWordServices(config, cleaner.clean),
     closing: o.stopping,
-  }
-  const editor = createEditorHandler(editorDeps)
+  })
   let tus: FetchHandler | undefined
   if (config.tus.enabled) {
     // The tus store and server (@tus/*) load with the first resumable upload, or the first
@@ -291,17 +304,11 @@ async function services(
     })
     tus = lazyHandler(async () => {
       const { createTusRoute } = await import('./uploads/tus/route.js')
-      return createTusRoute({
-        deps: { ...editorDeps, unfinished },
-        place: await place(),
-        gate: editorDeps.gate as NonNullable<EditorDeps['gate']>,
-        path: config.routes.tus,
-      }).handler
+      return createTusRoute({ deps: uploadDeps, place: await place(), path: config.routes.tus })
+        .handler
     })
   }
-  const direct = opened.bucket
-    ? await directUploads(config, opened.bucket, { ...editorDeps, unfinished })
-    : undefined
+  const direct = opened.bucket ? await directUploads(config, opened.bucket, uploadDeps) : undefined
   const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
   const documents = config.documents.enabled
     ? await documentsHandler(
@@ -457,9 +464,9 @@ async function directUploads(
       config,
       bucket,
       auth: deps.auth,
-      ledger: createDirectLedger(deps, { expiresMs: expiryMs }),
-      rules: new Map(UPLOAD_CATEGORIES.map((c) => [c, uploadRuleFor(deps.table, c)])),
-      gate: deps.gate as NonNullable<EditorDeps['gate']>,
+      ledger: createDirectLedger(deps),
+      rules: deps.rules,
+      admission: deps.admission,
     },
     config.routes.s3,
   )

@@ -18,7 +18,9 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   images: ['shared', 'ingest'],
   http: ['shared', 'storage'],
   auth: ['shared', 'config', 'limits'],
+  admission: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth', 'events', 'limits'],
   editor: [
+    'admission',
     'shared',
     'config',
     'ingest',
@@ -36,7 +38,7 @@ const ROOM_RULES: Record<string, readonly string[]> = {
   ai: ['shared', 'db', 'limits'],
   events: ['shared', 'db'],
   documents: ['shared', 'config', 'ingest', 'db', 'storage', 'auth'],
-  uploads: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth', 'editor'],
+  uploads: ['shared', 'config', 'ingest', 'db', 'storage', 'images', 'auth', 'admission'],
   word: ['shared', 'config', 'images', 'documents'],
 }
 /**
@@ -173,6 +175,14 @@ test('the checker refuses an unknown package, a package outside its owners and a
     'materials/x.ts imports package fastify',
     'materials/x.ts imports server.js',
   ])
+  // Every way of uploading goes through admission/, never through the editor's modules.
+  assert.deepEqual(
+    violationsOf(
+      'uploads/tus/x.ts',
+      importsOf("import { checkQuota } from '../../editor/store.js'"),
+    ),
+    ['uploads/tus/x.ts imports editor/store.js'],
+  )
   assert.deepEqual(violationsOf('http/x.ts', importsOf("import fastify from 'fastify'")), [
     'http/x.ts imports package fastify, which no room owns',
   ])

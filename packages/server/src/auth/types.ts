@@ -13,6 +13,11 @@ export interface Principal {
   channel: AuthChannel
 }
 
+/** The caller of one request: who (when known) and from where (when the adapter knows). */
+export interface Actor extends Principal {
+  address?: string | undefined
+}
+
 /** What a credential grants, before the channel is known. */
 export interface Grant {
   user: string | null

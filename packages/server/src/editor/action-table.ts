@@ -1,9 +1,8 @@
+import { IMAGE_CATEGORIES, type UploadRule, type UploadRules } from '../admission/rules.js'
 import type { EditorConfig } from '../config/schema.js'
+import { UPLOAD_CATEGORIES, type UploadCategory } from '../db/upload-ledger.js'
 import { UeError } from '../shared/errors.js'
 import type { Category } from '../shared/types.js'
-
-/** What the image actions store and `listImage` lists; only these are resized and watermarked. */
-export const IMAGE_CATEGORIES: readonly Category[] = ['image', 'scrawl', 'snapscreen', 'catch']
 
 export type ActionKind =
   | 'config'
@@ -18,15 +17,6 @@ export type ActionKind =
 
 /** The action that answers what a resumable or direct upload came to (docs/uploads.md). */
 export const UPLOAD_RESULT_ACTION = 'uploadresult'
-
-export interface UploadRule {
-  category: Category
-  /** Accepted multipart field names, the configured one first. */
-  fieldNames: readonly string[]
-  maxSize: number
-  allowFiles: readonly string[]
-  pathFormat: string
-}
 
 export interface CatchRule extends UploadRule {
   localDomains: readonly string[]
@@ -162,6 +152,25 @@ export function buildActionTable(
   }
   if (clashes.length > 0) throw new UeError('UE_CONFIG_INVALID', { detail: clashes.join('; ') })
   return table
+}
+
+/**
+ * The rule of each category a resumable or direct upload may name: the same limits a multipart
+ * POST of it gets.
+ */
+export function uploadRules(table: ActionTable): UploadRules {
+  const rules = new Map<UploadCategory, UploadRule>()
+  for (const def of table.values())
+    if (def.kind === 'upload' && isUploadCategory(def.rule.category))
+      rules.set(def.rule.category, def.rule)
+  for (const category of UPLOAD_CATEGORIES)
+    if (!rules.has(category))
+      throw new UeError('UE_CONFIG_INVALID', { detail: `no upload action stores ${category}` })
+  return rules
+}
+
+function isUploadCategory(category: Category): category is UploadCategory {
+  return (UPLOAD_CATEGORIES as readonly string[]).includes(category)
 }
 
 function isSnapOnImage(first: ActionDef, second: ActionDef): boolean {

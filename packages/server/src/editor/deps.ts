@@ -1,6 +1,7 @@
+import type { Admission } from '../admission/admit.js'
 import type { AiRelay } from '../ai/relay.js'
 import type { Authenticator } from '../auth/authenticator.js'
-import type { Principal } from '../auth/types.js'
+import type { Actor } from '../auth/types.js'
 import type { ServerConfig } from '../config/load.js'
 import type { FileIndex } from '../db/types.js'
 import type { UploadLedger } from '../db/upload-ledger.js'
@@ -12,7 +13,6 @@ import type { Logger } from '../shared/types.js'
 import type { StorageDriver } from '../storage/driver.js'
 import type { WordServices } from '../word/services.js'
 import type { ActionTable } from './action-table.js'
-import type { UploadGate } from './limits.js'
 
 /** What every action handler may use; built once by the composition root. */
 export interface EditorDeps {
@@ -33,21 +33,16 @@ export interface EditorDeps {
   metrics?: Metrics
   /** Who a request acts for (docs/auth.md). */
   auth: Authenticator
-  /** The per-client upload limits every way of uploading shares; the editor makes its own when absent. */
-  gate?: UploadGate
+  /** The one admission every way of uploading goes through (`admission/`). */
+  admission: Admission
   /** The AI relay, when `ai` is configured (docs/ai.md). */
   ai?: AiRelay | undefined
   /** `?action=uploadresult` (the uploads room answers it); unknown action when absent. */
-  uploadResult?: ((ctx: ActionContext) => Promise<object>) | undefined
+  uploadResult?: ((ask: { id: string; actor: Actor; log: Logger }) => Promise<object>) | undefined
   /** `?action=wordimport`: unknown action when absent. */
   word?: WordServices | undefined
   /** True once the server is shutting down: every new request is refused with `UE_SHUTTING_DOWN`. */
   closing?: () => boolean
-}
-
-/** The caller of one request: who (when known) and from where (when the adapter knows). */
-export interface Actor extends Principal {
-  address?: string | undefined
 }
 
 export interface ActionContext {

@@ -1,5 +1,7 @@
+import type { UploadRule } from '../admission/rules.js'
 import { ANONYMOUS } from '../auth/authenticator.js'
 import { isCrossSite } from '../auth/cross-site.js'
+import type { Actor } from '../auth/types.js'
 import { answerError } from '../shared/error-path.js'
 import { shuttingDown, UeError } from '../shared/errors.js'
 import { requestLogger } from '../shared/log.js'
@@ -18,10 +20,17 @@ import { handleDelete } from './actions/delete.js'
 import { handleList } from './actions/list.js'
 import { handleUpload } from './actions/upload.js'
 import { handleWordImport } from './actions/word-import.js'
-import type { ActionContext, Actor, EditorDeps } from './deps.js'
-import { serverUploadGate } from './limits.js'
+import type { ActionContext, EditorDeps } from './deps.js'
 import { recordAnswer } from './outcomes.js'
 import { refusalDetails } from './refusal-log.js'
+
+/** The rule of an action that stores files: each is admitted before its body is read. */
+function storedRule(def: ActionDef): UploadRule | undefined {
+  if (def.kind === 'wordimport') return def.rule.pictures
+  return def.kind === 'upload' || def.kind === 'base64' || def.kind === 'catch'
+    ? def.rule
+    : undefined
+}
 
 function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
   switch (def.kind) {
@@ -41,7 +50,11 @@ function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
       return handleWordImport(ctx, def.rule)
     case 'uploadresult':
       if (!ctx.deps.uploadResult) throw new UeError('UE_ACTION_UNKNOWN')
-      return ctx.deps.uploadResult(ctx)
+      return ctx.deps.uploadResult({
+        id: ctx.url.searchParams.get('id') ?? '',
+        actor: ctx.actor,
+        log: ctx.deps.log,
+      })
     default:
       throw new UeError('UE_ACTION_UNKNOWN')
   }
@@ -49,7 +62,6 @@ function runAction(ctx: ActionContext, def: ActionDef): Promise<object> {
 
 const CLOSE = { Connection: 'close' }
 const READS: ReadonlySet<ActionKind> = new Set(['config', 'list', 'uploadresult'])
-const WRITES: ReadonlySet<ActionKind> = new Set(['upload', 'base64', 'catch', 'wordimport'])
 /** What a cookie must not authorise from another site's page: every action that changes something. */
 const CHANGES: ReadonlySet<ActionKind> = new Set([
   'upload',
@@ -72,7 +84,6 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
   const jsonpKinds = new Set<string>(config.http.jsonpActions)
   const corsOrigins = new Set(config.http.corsOrigins)
   const metrics = deps.metrics ?? noMetrics
-  const gate = deps.gate ?? serverUploadGate(config, metrics)
 
   return async (request) => {
     const started = performance.now()
@@ -144,14 +155,15 @@ export function createEditorHandler(deps: EditorDeps): FetchHandler {
         return answer
       }
       // Admitted before the body is read: a refused flood costs no disk and no parsing.
-      const release = WRITES.has(def.kind) ? await gate.admit(actor, request.signal) : undefined
-      const uploadEnded = release ? metrics.uploadStarted() : undefined
+      const rule = storedRule(def)
+      const ticket = rule
+        ? await deps.admission.admit(actor, { rule, signal: request.signal })
+        : undefined
       let result: object
       try {
         result = await runAction({ request, url, deps: actionDeps, actor }, def)
       } finally {
-        release?.()
-        uploadEnded?.()
+        ticket?.end()
       }
       recordAnswer(metrics, def, started, { result })
       return jsonp ? jsonpResponse(callback ?? '', result) : jsonResponse(result)

@@ -2,28 +2,42 @@ import { createReadStream } from 'node:fs'
 import { open, stat, unlink } from 'node:fs/promises'
 import type { Readable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
+import type { Admission } from '../admission/admit.js'
+import { uploadResult } from '../admission/results.js'
+import { ruleOf, type UploadRules } from '../admission/rules.js'
+import {
+  type Placer,
+  placeFile,
+  type StoreDeps,
+  storeBytes,
+  storeTempFile,
+  vetHead,
+} from '../admission/store.js'
+import type { Authenticator } from '../auth/authenticator.js'
+import type { Actor } from '../auth/types.js'
 import type { FileEntry } from '../db/types.js'
-import type { UploadCategory, UploadOutcome, UploadRow } from '../db/upload-ledger.js'
-import type { ActionTable, UploadRule } from '../editor/action-table.js'
-import type { Actor, EditorDeps } from '../editor/deps.js'
-import { uploadResult } from '../editor/results.js'
-import { type Placer, placeFile, storeBytes, storeTempFile, vetHead } from '../editor/store.js'
+import type { UploadLedger, UploadOutcome, UploadRow } from '../db/upload-ledger.js'
 import { claimedExtension } from '../ingest/display-name.js'
 import { createSpool, HEAD_BYTES } from '../ingest/temp-file.js'
 import { refusalLevel, UeError } from '../shared/errors.js'
 import { messageFor } from '../shared/messages.js'
+import type { Metrics } from '../shared/metrics.js'
 import type { FinishedBytes, UnfinishedUploads } from './unfinished.js'
 
-/** What the ending uses: the editor's services, and what each way keeps of unfinished uploads. */
-export interface UploadDeps extends EditorDeps {
+/** What resumable and direct uploads use: the store pipeline, admission, and their own parts. */
+export interface UploadDeps extends StoreDeps {
+  uploads: UploadLedger
+  auth: Authenticator
+  admission: Admission
+  /** The rule of each category an upload may name. */
+  rules: UploadRules
   unfinished: UnfinishedUploads
+  metrics?: Metrics | undefined
 }
 
-/** The upload rule of an editor category: the same limits a multipart POST of it gets. */
-export function uploadRuleFor(table: ActionTable, category: UploadCategory): UploadRule {
-  for (const def of table.values())
-    if (def.kind === 'upload' && def.rule.category === category) return def.rule
-  throw new UeError('UE_CONFIG_INVALID', { detail: `no upload action stores ${category}` })
+export interface EndingOptions {
+  /** The caller removes the unfinished bytes itself, once it no longer reads them. */
+  keepBytes?: boolean
 }
 
 /**
@@ -37,13 +51,12 @@ export async function finishUpload(
   deps: UploadDeps,
   row: UploadRow,
   bytes: FinishedBytes,
+  o: EndingOptions = {},
 ): Promise<UploadOutcome> {
   let outcome: UploadOutcome
-  let state: 'done' | 'refused'
   try {
     const entry = await ingest(deps, row, bytes)
     outcome = uploadResult(deps.config.publicUrl, entry)
-    state = 'done'
   } catch (e) {
     const error = e instanceof UeError ? e : new UeError('UE_INTERNAL', { cause: e })
     const level = refusalLevel(error)
@@ -52,10 +65,9 @@ export async function finishUpload(
     else if (level === 'warn') deps.log.warn({ code: error.code, ...context }, 'upload refused')
     else deps.log.info({ code: error.code, detail: error.detail, ...context }, 'upload refused')
     outcome = { code: error.code, message: messageFor(deps.config.locale, error.code) }
-    state = 'refused'
   }
-  await removeUnfinished(deps, row, bytes)
-  await deps.uploads.settle(row.id, state, outcome)
+  if (!o.keepBytes) await removeUnfinished(deps, row, bytes)
+  await deps.admission.settle(row.id, outcome)
   return outcome
 }
 
@@ -67,13 +79,14 @@ export async function claimAndFinish(
   deps: UploadDeps,
   row: UploadRow,
   bytes: FinishedBytes,
+  o: EndingOptions = {},
 ): Promise<UploadOutcome | null> {
   if (!(await deps.uploads.claim(row.id))) return null
-  return finishUpload(deps, { ...row, state: 'processing' }, bytes)
+  return finishUpload(deps, { ...row, state: 'processing' }, bytes, o)
 }
 
 async function ingest(deps: UploadDeps, row: UploadRow, bytes: FinishedBytes): Promise<FileEntry> {
-  const rule = uploadRuleFor(deps.table, row.category)
+  const rule = ruleOf(deps.rules, row.category)
   const size = await sizeOf(deps, bytes)
   if (size === 0) throw new UeError('UE_FILE_EMPTY')
   if (size > rule.maxSize || size > row.size) throw new UeError('UE_FILE_TOO_LARGE')

@@ -1,10 +1,10 @@
+import type { Actor } from '../auth/types.js'
 import type { UploadOutcome, UploadRow } from '../db/upload-ledger.js'
-import type { ActionContext } from '../editor/deps.js'
 import { CODES, UeError, type UeErrorCode } from '../shared/errors.js'
 import type { Locale } from '../shared/messages.js'
 import { messageFor } from '../shared/messages.js'
+import type { Logger } from '../shared/types.js'
 import { claimAndFinish, type UploadDeps } from './finish.js'
-import type { UnfinishedUploads } from './unfinished.js'
 
 /** Longer than any id we make; a longer one is unknown without asking the database. */
 const MAX_ID_LENGTH = 64
@@ -16,16 +16,16 @@ const MAX_ID_LENGTH = 64
  * upload never calls back: when its bytes are complete, this request runs the ending first.
  */
 export function uploadResultAction(
-  unfinished: UnfinishedUploads,
-): (ctx: ActionContext) => Promise<object> {
-  return async (ctx) => {
-    const deps: UploadDeps = { ...ctx.deps, unfinished }
-    const id = ctx.url.searchParams.get('id') ?? ''
+  uploadDeps: UploadDeps,
+): (ask: { id: string; actor: Actor; log: Logger }) => Promise<object> {
+  return async ({ id, actor, log }) => {
+    // The request's logger: the ending's lines carry its request id.
+    const deps: UploadDeps = { ...uploadDeps, log }
     if (id === '' || id.length > MAX_ID_LENGTH) throw new UeError('UE_NOT_FOUND')
     let row = await deps.uploads.get(id)
-    if (!row || row.owner !== ctx.actor.user) throw new UeError('UE_NOT_FOUND')
+    if (!row || row.owner !== actor.user) throw new UeError('UE_NOT_FOUND')
     if (row.state === 'receiving') {
-      const bytes = await unfinished.of(row.via)?.completed?.(row)
+      const bytes = await deps.unfinished.of(row.via)?.completed?.(row)
       const outcome = bytes ? await claimAndFinish(deps, row, bytes) : null
       if (outcome) return answerOf(outcome, deps.config.locale)
       row = (await deps.uploads.get(id)) ?? row

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import type { TestContext } from 'node:test'
+import { createAdmission } from '../../src/admission/admit.js'
+import { serverUploadGate } from '../../src/admission/gate.js'
 import { createAuthenticator } from '../../src/auth/authenticator.js'
 import { resolveAuthMode } from '../../src/auth/mode.js'
 import { failureThrottle } from '../../src/auth/throttle.js'
 import type { ServerConfig } from '../../src/config/load.js'
 import type { NewUpload } from '../../src/db/upload-ledger.js'
-import { buildActionTable } from '../../src/editor/action-table.js'
+import { buildActionTable, uploadRules } from '../../src/editor/action-table.js'
 import { createLimiters } from '../../src/limits/limiter.js'
 import { silentLogger } from '../../src/shared/log.js'
 import { createMetrics } from '../../src/shared/metrics.js'
@@ -23,15 +25,21 @@ export async function secondNode(t: TestContext, config: ServerConfig): Promise<
     { log: silentLogger, metrics: createMetrics(), env: {} },
   )
   t.after(() => opened.close())
+  const metrics = createMetrics()
   return {
     config,
-    table: buildActionTable(config.editor),
+    rules: uploadRules(buildActionTable(config.editor)),
+    admission: createAdmission({
+      config,
+      files: opened.store.files,
+      uploads: opened.store.uploads,
+      gate: serverUploadGate(config, metrics, opened.limiters),
+    }),
     storage: opened.storage,
     files: opened.store.files,
     uploads: opened.store.uploads,
     events: opened.events,
     images: opened.images,
-    remote: opened.remote,
     log: silentLogger,
     auth: createAuthenticator({
       settings: config.auth,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { tmpdir } from 'node:os'
-import { clientKey } from '../../src/editor/limits.js'
+import { clientKey } from '../../src/limits/client-key.js'
 import { sharedFreeBytes } from '../../src/shared/free-space.js'
 import { eventually } from '../helpers/eventually.js'
 import { png } from '../helpers/fixtures.js'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { tmpdir } from 'node:os'
-import { createUploadGate } from '../../src/editor/limits.js'
+import { createUploadGate } from '../../src/admission/gate.js'
 import { createLimiters } from '../../src/limits/limiter.js'
 import { test } from '../helpers/test.js'
 

@@ -189,6 +189,12 @@ describe('tus uploads on disk', () => {
     })
     assert.equal(deferred.status, 400)
     assert.equal(deferred.json().error?.code, 'UE_REQUEST_INVALID')
+    // Concatenation is not offered: tus's own answer, not a storage failure.
+    const partial = await tusFetch(tusUrl(srv), {
+      method: 'POST',
+      headers: { ...bearer(ALICE), 'Upload-Length': '10', 'Upload-Concat': 'partial' },
+    })
+    assert.equal(partial.status, 501, partial.text)
     // Only the one accepted creation is kept: its empty file and the store's record of it.
     const id = idOf(uploadUrl(srv, first))
     assert.deepEqual(await everything(srv), [`.tus/${id}`, `.tus/${id}.json`])

@@ -1,12 +1,12 @@
 import { Readable } from 'node:stream'
+import { type UploadResult, uploadResult } from '../../admission/results.js'
+import type { UploadRule } from '../../admission/rules.js'
+import { storeTempFile } from '../../admission/store.js'
 import { formValues, readUrlEncodedForm } from '../../ingest/form.js'
 import { readSingleFile } from '../../ingest/multipart.js'
 import { createSpool } from '../../ingest/temp-file.js'
 import { UeError } from '../../shared/errors.js'
-import type { UploadRule } from '../action-table.js'
 import type { ActionContext } from '../deps.js'
-import { type UploadResult, uploadResult } from '../results.js'
-import { storeTempFile } from '../store.js'
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 

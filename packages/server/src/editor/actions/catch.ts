@@ -1,3 +1,5 @@
+import { storedFields } from '../../admission/results.js'
+import { storeTempFile } from '../../admission/store.js'
 import type { ServerConfig } from '../../config/load.js'
 import { formValues, readUrlEncodedForm } from '../../ingest/form.js'
 import { bareHostname, parseRemoteUrl } from '../../ingest/remote/guard.js'
@@ -8,8 +10,6 @@ import { isUeError, refusalLevel, UeError, type UeErrorCode } from '../../shared
 import { messageFor } from '../../shared/messages.js'
 import type { CatchRule } from '../action-table.js'
 import type { ActionContext } from '../deps.js'
-import { storedFields } from '../results.js'
-import { storeTempFile } from '../store.js'
 
 export interface CatchEntry {
   state: string

@@ -1,9 +1,9 @@
+import { removeAnnounced } from '../../events/file-events.js'
 import { formValues, readUrlEncodedForm } from '../../ingest/form.js'
 import { toStorageKey } from '../../ingest/keys.js'
 import { UeError } from '../../shared/errors.js'
 import type { StorageKey } from '../../shared/types.js'
 import type { ActionContext } from '../deps.js'
-import { removeAnnounced } from '../file-events.js'
 
 const MAX_FORM_BYTES = 16 * 1024
 

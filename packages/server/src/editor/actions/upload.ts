@@ -1,11 +1,11 @@
+import { type UploadResult, uploadResult } from '../../admission/results.js'
+import type { UploadRule } from '../../admission/rules.js'
+import { storeTempFile, vetHead } from '../../admission/store.js'
 import { claimedExtension } from '../../ingest/display-name.js'
 import { readSingleFile } from '../../ingest/multipart.js'
 import type { ContentType } from '../../ingest/sniff.js'
 import { createSpool } from '../../ingest/temp-file.js'
-import type { UploadRule } from '../action-table.js'
 import type { ActionContext } from '../deps.js'
-import { type UploadResult, uploadResult } from '../results.js'
-import { storeTempFile, vetHead } from '../store.js'
 
 /** image, snapscreen, video, audio and file: one streamed multipart file part. */
 export async function handleUpload(ctx: ActionContext, rule: UploadRule): Promise<UploadResult> {

@@ -1,10 +1,11 @@
+import { type Admission, unknownCategory } from '../../admission/admit.js'
+import { uploadClientKey } from '../../admission/gate.js'
+import { ruleOf, type UploadRules } from '../../admission/rules.js'
 import type { Authenticator } from '../../auth/authenticator.js'
 import { isCrossSite } from '../../auth/cross-site.js'
+import type { Actor } from '../../auth/types.js'
 import type { ServerConfig } from '../../config/load.js'
 import type { UploadCategory } from '../../db/upload-ledger.js'
-import type { UploadRule } from '../../editor/action-table.js'
-import type { Actor } from '../../editor/deps.js'
-import { type UploadGate, uploadClientKey } from '../../editor/limits.js'
 import { claimedExtension } from '../../ingest/display-name.js'
 import { UeError } from '../../shared/errors.js'
 import { readJsonObject } from '../../shared/json-body.js'
@@ -12,10 +13,10 @@ import { isPlainObject } from '../../shared/plain-object.js'
 import { requestInfo } from '../../shared/request-info.js'
 import { urlOf } from '../../shared/request-url.js'
 import { jsonResponse } from '../../shared/respond.js'
-import type { FetchHandler } from '../../shared/types.js'
+import type { FetchHandler, StorageKey } from '../../shared/types.js'
 import type { DirectBucket } from '../../storage/s3-direct.js'
 import { pendingContentType } from '../pending-type.js'
-import { directIdOfKey, newDirectId, pendingKeyOf } from './keys.js'
+import { directIdOfKey, newDirectId, pendingKeyOf, pendingRefOf } from './keys.js'
 import type { DirectLedger, DirectRow } from './ledger.js'
 import { type DirectCall, parseDirectPath } from './paths.js'
 
@@ -25,9 +26,9 @@ export interface DirectDeps {
   auth: Authenticator
   ledger: DirectLedger
   /** The upload rule of each category a direct upload may name. */
-  rules: ReadonlyMap<UploadCategory, UploadRule>
-  /** The per-client rate of uploads (the same limits as the editor's uploads). */
-  gate: UploadGate
+  rules: UploadRules
+  /** The one admission of every upload (the same limits and codes as the editor's uploads). */
+  admission: Admission
 }
 
 /**
@@ -90,12 +91,12 @@ async function authenticate(
 
 /** A simple upload: one signed POST of exactly this key, type and size range. */
 async function simpleParams(deps: DirectDeps, actor: Actor, d: Declared, expires: number) {
-  const admitted = await admit(deps, actor, d)
-  const row = await deps.ledger.open({ ...admitted.record, id: newDirectId() })
+  const { contentType, open } = declaredUpload(deps, d)
+  const row = await open(actor, (id) => pendingRefOf(pendingKeyOf(id)))
   try {
     const signed = await deps.bucket.signPost(row.key, {
-      contentType: admitted.contentType,
-      maxBytes: admitted.record.size,
+      contentType,
+      maxBytes: row.row.size,
       expiresSeconds: expires,
     })
     return { method: 'POST', url: signed.url, fields: signed.fields, headers: {}, id: row.id }
@@ -106,69 +107,63 @@ async function simpleParams(deps: DirectDeps, actor: Actor, d: Declared, expires
 }
 
 /**
- * A multipart upload: started in the bucket first, so its row records the one upload id its
- * parts may be signed for; a row that cannot be recorded (the quota) aborts it again.
+ * A multipart upload: started in the bucket once admission's limits have passed, so its row
+ * records the one upload id its parts may be signed for; a row that cannot be recorded (the
+ * quota) aborts it again.
  */
 async function createMultipart(deps: DirectDeps, actor: Actor, d: Declared) {
-  const admitted = await admit(deps, actor, d)
-  const id = newDirectId()
-  const key = pendingKeyOf(id)
-  const uploadId = await deps.bucket.createMultipart(key, admitted.contentType)
+  const { contentType, open } = declaredUpload(deps, d)
+  let started: { key: StorageKey; uploadId: string } | undefined
   try {
-    await deps.ledger.open({ ...admitted.record, id, uploadId })
+    const row = await open(actor, (id) => async () => {
+      const key = pendingKeyOf(id)
+      started = { key, uploadId: await deps.bucket.createMultipart(key, contentType) }
+      return pendingRefOf(key, started.uploadId)
+    })
+    return { key: row.key, uploadId: started?.uploadId, id: row.id }
   } catch (e) {
     // If this abort fails too, the sweep aborts the upload no row owns after the expiry.
-    await deps.bucket.abort(key, uploadId).catch(() => {})
+    if (started) await deps.bucket.abort(started.key, started.uploadId).catch(() => {})
     throw e
   }
-  return { key, uploadId, id }
 }
 
 /**
- * Checks a declared upload against its category's limits and the caller's rate and open
- * uploads; answers what to record of it (the ledger then reserves its declared size against the
- * quota) and the type its pending object gets.
+ * What a direct upload declares, for admission: its category's rule, its name and its size
+ * (Uppy sends no size unless the page puts it in the meta: then the whole limit is reserved, and
+ * the ending refuses a file larger than what was reserved). Answers the type its pending object
+ * gets, and `open`, which admits it and records its row.
  */
-async function admit(deps: DirectDeps, actor: Actor, d: Declared) {
+function declaredUpload(deps: DirectDeps, d: Declared) {
   const category = d.metadata.category
-  const rule = deps.rules.get(category as UploadCategory)
-  if (!rule)
-    throw new UeError('UE_VALIDATION_FAILED', {
-      detail: `metadata.category must be one of ${[...deps.rules.keys()].join(', ')}`,
+  const rule = typeof category === 'string' ? deps.rules.get(category as UploadCategory) : undefined
+  if (!rule) throw unknownCategory(deps.rules.keys())
+  const contentType = pendingContentType(
+    rule.category as UploadCategory,
+    claimedExtension(d.filename),
+  )
+  const open = async (
+    actor: Actor,
+    storeRef: (id: string) => string | (() => Promise<string>),
+  ): Promise<DirectRow> => {
+    const id = newDirectId()
+    const ticket = await deps.admission.admit(actor, {
+      rule,
+      name: d.filename,
+      size: declaredSize(d.metadata.size),
+      reserve: { via: 'direct', id, storeRef: storeRef(id), bytes: 'elsewhere' },
     })
-  const ext = claimedExtension(d.filename)
-  if (!rule.allowFiles.includes(ext)) throw new UeError('UE_TYPE_NOT_ALLOWED')
-  const size = declaredSize(d.metadata.size)
-  if (size !== undefined && size > rule.maxSize) throw new UeError('UE_FILE_TOO_LARGE')
-  // Taken and given back at once: a direct upload counts against the per-minute rate; the
-  // bytes never pass through this server, so they hold none of its upload slots.
-  const release = await deps.gate.admit(actor)
-  release()
-  const client = uploadClientKey(actor) ?? null
-  const { concurrentUploads, exemptUsers } = deps.config.limits
-  const exempt = actor.user !== null && exemptUsers.includes(actor.user)
-  if (client !== null && concurrentUploads > 0 && !exempt) {
-    if ((await deps.ledger.openOf(client)) >= concurrentUploads)
-      throw new UeError('UE_RATE_LIMITED', { detail: 'concurrent uploads' })
+    ticket.end()
+    if (!ticket.row) throw new UeError('UE_INTERNAL', { detail: 'admitted without its row' })
+    return deps.ledger.rowOf(ticket.row)
   }
-  const record = {
-    owner: actor.user,
-    client,
-    category: category as UploadCategory,
-    originalName: d.filename,
-    // Uppy does not send a file's size unless the page puts it in the meta: the limit is
-    // reserved instead, and the ending refuses a file larger than what was reserved.
-    size: size ?? rule.maxSize,
-  }
-  return { record, contentType: pendingContentType(record.category, ext) }
+  return { contentType, open }
 }
 
+/** `metadata.size` as a number for admission to check; absent when not declared. */
 function declaredSize(value: unknown): number | undefined {
   if (value === undefined || value === null || value === '') return undefined
-  const n = typeof value === 'number' ? value : Number(value)
-  if (!Number.isSafeInteger(n) || n < 1)
-    throw new UeError('UE_VALIDATION_FAILED', { detail: 'metadata.size must be a whole number' })
-  return n
+  return typeof value === 'number' || typeof value === 'string' ? Number(value) : Number.NaN
 }
 
 function declaredFromQuery(url: URL): Declared {
@@ -245,7 +240,7 @@ async function complete(
   uploadId: string,
   parts: { PartNumber: number; ETag: string }[],
 ) {
-  const rule = deps.rules.get(row.category) as UploadRule
+  const rule = ruleOf(deps.rules, row.category)
   // What the bucket holds, not what the client says: a file over the limit is never assembled.
   const held = await deps.bucket.listParts(row.key, uploadId)
   const total = held.reduce((sum, p) => sum + p.Size, 0)

@@ -1,18 +1,11 @@
 import type { UploadCategory, UploadRow } from '../../db/upload-ledger.js'
-import { checkQuota } from '../../editor/store.js'
 import { CODES, UeError, type UeErrorCode } from '../../shared/errors.js'
 import { messageFor } from '../../shared/messages.js'
 import type { StorageKey } from '../../shared/types.js'
 import type { DirectBucket } from '../../storage/s3-direct.js'
 import { claimAndFinish, type UploadDeps } from '../finish.js'
 import type { UnfinishedBytes } from '../unfinished.js'
-import {
-  DIRECT_FOLDER,
-  directIdOfKey,
-  parsePendingRef,
-  pendingKeyOf,
-  pendingRefOf,
-} from './keys.js'
+import { DIRECT_FOLDER, directIdOfKey, parsePendingRef } from './keys.js'
 import { abortOrphanMultiparts, removeDirectBytes } from './sweep.js'
 
 /** A direct upload as its ledger row records it. */
@@ -37,23 +30,9 @@ export type Finished =
 
 /** What the signing routes need of the upload ledger, over the ledger and the one ending. */
 export interface DirectLedger {
-  /**
-   * Records a new upload `id` (with the multipart upload already started for its key, if any),
-   * its declared size reserved against the owner's quota; refuses (and forgets it) when that
-   * reservation does not fit.
-   */
-  open(d: {
-    id: string
-    uploadId?: string
-    owner: string | null
-    client: string | null
-    category: UploadCategory
-    originalName: string
-    size: number
-  }): Promise<DirectRow>
+  /** A row admission opened, as a direct upload. */
+  rowOf(row: UploadRow): DirectRow
   get(id: string): Promise<DirectRow | null>
-  /** How many direct uploads `client` has open (still receiving bytes). */
-  openOf(client: string): Promise<number>
   /** Forgets an upload the client gave up, with whatever it left in the bucket. */
   discard(row: DirectRow): Promise<void>
   /** Settles an upload as refused (its reservation released) and removes its bytes. */
@@ -62,7 +41,7 @@ export interface DirectLedger {
   finish(row: DirectRow): Promise<Finished>
 }
 
-export function createDirectLedger(deps: UploadDeps, o: { expiresMs: number }): DirectLedger {
+export function createDirectLedger(deps: UploadDeps): DirectLedger {
   const { uploads } = deps
   const rowOf = (row: UploadRow): DirectRow => ({
     id: row.id,
@@ -78,28 +57,11 @@ export function createDirectLedger(deps: UploadDeps, o: { expiresMs: number }): 
     if (way) await way.remove(row.row)
   }
   return {
-    async open({ id, uploadId, ...d }) {
-      const row = await uploads.create({
-        id,
-        via: 'direct',
-        ...d,
-        storeRef: pendingRefOf(pendingKeyOf(id), uploadId),
-        expiresAt: Date.now() + o.expiresMs,
-      })
-      try {
-        // Counted after the row exists, so two uploads opened at once cannot both fit.
-        await checkQuota(deps, { user: d.owner }, 0)
-      } catch (e) {
-        await uploads.remove(id)
-        throw e
-      }
-      return rowOf(row)
-    },
+    rowOf,
     async get(id) {
       const row = await uploads.get(id)
       return row?.via === 'direct' ? rowOf(row) : null
     },
-    openOf: (client) => uploads.receivingOf(client, 'direct'),
     async discard(row) {
       await removeBytes(row)
       await uploads.remove(row.id)
@@ -107,7 +69,7 @@ export function createDirectLedger(deps: UploadDeps, o: { expiresMs: number }): 
     async refuse(row, error) {
       if (!(await uploads.claim(row.id))) return
       await removeBytes(row)
-      await uploads.settle(row.id, 'refused', {
+      await deps.admission.settle(row.id, {
         code: error.code,
         message: messageFor(deps.config.locale, error.code),
       })

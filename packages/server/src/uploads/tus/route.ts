@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { type DataStore, Server, Upload } from '@tus/server'
+import { Server } from '@tus/server'
+import { type Ticket, unknownCategory } from '../../admission/admit.js'
+import { ruleOf } from '../../admission/rules.js'
 import { isCrossSite } from '../../auth/cross-site.js'
-import { UPLOAD_CATEGORIES, type UploadCategory, type UploadRow } from '../../db/upload-ledger.js'
-import type { Actor } from '../../editor/deps.js'
-import { type UploadGate, uploadClientKey } from '../../editor/limits.js'
-import { checkQuota } from '../../editor/store.js'
+import type { Actor } from '../../auth/types.js'
+import type { UploadCategory, UploadRow } from '../../db/upload-ledger.js'
 import { claimedExtension } from '../../ingest/display-name.js'
 import { diskFullCode, isUeError, storageFull, UeError } from '../../shared/errors.js'
 import { noMetrics } from '../../shared/metrics.js'
@@ -13,11 +13,10 @@ import { requestInfo } from '../../shared/request-info.js'
 import { urlOf } from '../../shared/request-url.js'
 import { JSON_TYPE, safeJson } from '../../shared/respond.js'
 import type { FetchHandler } from '../../shared/types.js'
-import { claimAndFinish, type UploadDeps, uploadRuleFor } from '../finish.js'
+import { claimAndFinish, type UploadDeps } from '../finish.js'
 import { pendingContentType } from '../pending-type.js'
 import { answerOf, answerOfRow } from '../result-action.js'
 import { UPLOAD_ID } from './keys.js'
-import { parseUploadMetadata } from './metadata.js'
 import type { TusPlace } from './stores.js'
 
 const TUS_VERSION = '1.0.0'
@@ -29,40 +28,65 @@ export interface TusRoute {
 }
 
 /**
- * Resumable uploads (tus 1.0: core, creation, creation-with-upload, termination, expiration) at
- * `path`, through `@tus/server` and the store of the configured storage. Everything the server
- * decides is decided here, before tus sees the request: who it is for (the same authenticator
- * as every upload), whose upload it is (owner only; anyone else is told it does not exist), and,
- * at creation, the category's size limit, its allowed extensions, the quota and the per-client
- * limits, so an upload that cannot pass is refused before its first byte. The body reaches the
- * store as a stream under the server's body deadlines. The last byte runs the one ending, and
- * its answer carries the upload result.
+ * A request on its way through tus: the client's, its body under the server's deadlines, with
+ * what the route knows of it. tus hands every hook the request it was given, so this is where
+ * the hooks find who it is for and leave what they decided.
  */
-export function createTusRoute(o: {
-  deps: UploadDeps
-  place: TusPlace
-  gate: UploadGate
-  path: string
-}): TusRoute {
-  const { deps, place, gate, path } = o
-  const { config } = deps
+class TusRequest extends Request {
+  /** Who it is for; null for discovery (`OPTIONS`). */
+  readonly actor: Actor | null
+  /** The upload it continues (`HEAD`, `PATCH`, `DELETE`). */
+  readonly row: UploadRow | undefined
+  /** The server's deadlines on its body, when it has one. */
+  readonly watch: BodyWatch | undefined
+  /** Its admission: the creation's (with the upload's ledger row), or a `PATCH`'s upload slot. */
+  ticket: Ticket | undefined
+  /** The upload whose ending ran in this request: its bytes go once tus has answered. */
+  ended: UploadRow | undefined
+  /** What went wrong when tus answered with an error of its own. */
+  failure: { error: unknown } | undefined
+
+  constructor(
+    url: string,
+    init: RequestInit,
+    o: { actor: Actor | null; row?: UploadRow | undefined; watch?: BodyWatch },
+  ) {
+    super(url, init)
+    this.actor = o.actor
+    this.row = o.row
+    this.watch = o.watch
+  }
+}
+
+/**
+ * Resumable uploads (tus 1.0: core, creation, creation-with-upload, termination, expiration) at
+ * `path`, through `@tus/server` and the store of the configured storage. The route decides who
+ * a request is for (the same authenticator as every upload) and whose upload it is (owner only;
+ * anyone else is told it does not exist); tus's hooks run the rest: the creation is admitted
+ * (`onUploadCreate`: the category's size limit and extensions, the per-client limits, the
+ * quota reservation) before its first byte, each `PATCH` takes an upload slot
+ * (`onIncomingRequest`), and the last byte runs the one ending (`onUploadFinish`), whose answer
+ * carries the upload result. The body reaches the store as a stream under the server's body
+ * deadlines.
+ */
+export function createTusRoute(o: { deps: UploadDeps; place: TusPlace; path: string }): TusRoute {
+  const { deps, place, path } = o
+  const { config, admission, rules } = deps
   const metrics = deps.metrics ?? noMetrics
   const corsOrigins = new Set(config.http.corsOrigins)
-  /**
-   * What the route decided of each creation request, for tus's hooks: its ledger id and the
-   * type its object gets in a bucket.
-   */
-  const assigned = new WeakMap<Request, { id: string; contentType: string }>()
-  /** What went wrong in a request tus answered with an error, for `viaTus` to answer it. */
-  const failures = new WeakMap<Request, unknown>()
-  /** Uploads whose ending ran inside a request that is still being answered, by store id. */
-  const ended = new Map<string, Upload>()
-  const endedBy = new WeakMap<object, string>()
+  const largest = Math.max(...[...rules.values()].map((r) => r.maxSize))
 
   const tus = new Server({
     path,
-    datastore: settledAware(place.datastore, ended),
-    maxSize: Math.max(...UPLOAD_CATEGORIES.map((c) => uploadRuleFor(deps.table, c).maxSize)),
+    datastore: place.datastore,
+    // A PATCH's limit is its upload's category's; a creation's is admission's (0: tus leaves it
+    // to `onUploadCreate`, so that it is refused with the server's code); discovery announces
+    // the largest.
+    maxSize: (req) => {
+      const r = req as TusRequest
+      if (r.method === 'POST') return 0
+      return r.row ? ruleOf(rules, r.row.category).maxSize : largest
+    },
     // A relative Location works behind any proxy that keeps the path.
     generateUrl: (_req, { path: at, id }) => `${at}/${place.ledgerIdOf(id) ?? ''}`,
     // The path's last segment: tus would take it from the whole URL, a query token included.
@@ -70,25 +94,50 @@ export function createTusRoute(o: {
       const last = new URL(req.url).pathname.split('/').pop() ?? ''
       return UPLOAD_ID.test(last) ? place.storeIdOf(last) : undefined
     },
-    namingFunction: (req) => {
-      const id = assigned.get(req as Request)?.id
-      if (!id) throw new UeError('UE_INTERNAL', { detail: 'tus creation without a ledger row' })
-      return place.storeIdOf(id)
+    // The upload's id is its ledger row's.
+    namingFunction: () => place.storeIdOf(randomBytes(16).toString('base64url')),
+    onIncomingRequest: async (req) => {
+      const r = req as TusRequest
+      // A PATCH holds an upload slot while it runs, with no rate point: a client sending small
+      // chunks is not refused halfway through a large file.
+      if (r.method === 'PATCH')
+        r.ticket = await admission.admit(r.actor as Actor, { signal: r.signal })
     },
-    // The S3 store gives the assembled object the `contentType` (and `cacheControl`) of the
-    // metadata: the server's type, never one the client put there (`text/html` in a public bucket).
+    // The creation's admission, with the size and metadata tus has read, before its first byte.
     onUploadCreate: async (req, upload) => {
+      const r = req as TusRequest
+      const id = place.ledgerIdOf(upload.id)
+      // tus takes a deferred length when the store can; here every upload declares its size,
+      // so that its quota is reserved before its first byte.
+      if (upload.size === undefined || id === null)
+        throw new UeError('UE_REQUEST_INVALID', {
+          detail: 'an upload must declare its Upload-Length; deferred uploads are not accepted',
+        })
       const { contentType: _type, cacheControl: _cache, ...metadata } = upload.metadata ?? {}
-      const decided = assigned.get(req as Request)
-      if (!decided)
-        throw new UeError('UE_INTERNAL', { detail: 'tus creation without a ledger row' })
-      return { metadata: { ...metadata, contentType: decided.contentType } }
+      const rule = ruleOf(rules, categoryOf(metadata.category, metadata.filetype))
+      // `filename` is what tus-js-client's examples send, `name` what Uppy sends.
+      const name = metadata.filename ?? metadata.name ?? ''
+      r.ticket = await admission.admit(r.actor as Actor, {
+        rule,
+        name,
+        size: upload.size,
+        reserve: { via: 'tus', id, storeRef: upload.id },
+        signal: r.signal,
+      })
+      // The S3 store gives the assembled object the `contentType` (and `cacheControl`) of the
+      // metadata: the server's type, never one the client put there (`text/html` in a public
+      // bucket).
+      const contentType = pendingContentType(
+        rule.category as UploadCategory,
+        claimedExtension(name),
+      )
+      return { metadata: { ...metadata, contentType } }
     },
     // CORS is the route's own (exact origins); tus would answer `*`.
     allowedOrigins: () => false,
-    // Kept for `viaTus`: tus would answer a store's failure with the store's own error text.
-    onResponseError: (req, err) => {
-      failures.set(req as Request, err)
+    // tus answers a failure with its own text; the server's one error path answers it instead.
+    onResponseError: (req, error) => {
+      ;(req as TusRequest).failure = { error }
       return undefined
     },
     onUploadFinish: async (req, upload) => {
@@ -97,10 +146,11 @@ export function createTusRoute(o: {
       const creation = req.method === 'POST'
       const accepted = { status_code: creation ? 201 : 204 }
       if (!row) return accepted
-      const outcome = await claimAndFinish(deps, row, place.finished(row.id))
-      ended.set(upload.id, upload)
-      endedBy.set(req, upload.id)
+      // tus reads the upload once more after this hook (a creation's `Upload-Expires`): its
+      // bytes are removed once tus has answered.
+      const outcome = await claimAndFinish(deps, row, place.finished(row.id), { keepBytes: true })
       if (!outcome) return accepted
+      ;(req as TusRequest).ended = row
       if ('state' in outcome) metrics.stored('tus', outcome.size)
       return {
         // A creation keeps 201, whose Location the client needs.
@@ -112,29 +162,12 @@ export function createTusRoute(o: {
   })
 
   /**
-   * tus's answer, except for a failure it would answer with a store's error text or as its own
-   * "aborted": a body the server's deadlines ended is their refusal (`UE_BODY_TIMEOUT`), one of
-   * the server's refusals is itself, a store out of space is `UE_STORAGE_FULL`, and any other
-   * failure is `UE_STORAGE_FAILED` (its detail goes to the log only). A store's failure is
-   * counted as a storage failure.
+   * The request tus reads: the same, with its body under the server's deadlines (tus has none of
+   * its own: a stalled body would hold the upload's lock).
    */
-  const viaTus = async (request: Request, watch?: BodyWatch): Promise<Response> => {
-    const answer = await tus.handleWeb(request)
-    if (!failures.has(request)) return answer
-    const failure = failures.get(request)
-    if (watch?.signal.aborted) throw watch.signal.reason
-    const full = isUeError(failure) ? failure.code === 'UE_STORAGE_FULL' : !!diskFullCode(failure)
-    if (full || (!isUeError(failure) && answer.status >= 500))
-      metrics.dependencyFailed('storage', 'tus')
-    if (isUeError(failure)) throw failure
-    if (full) throw storageFull('tus', place.folder, failure)
-    if (answer.status >= 500) throw new UeError('UE_STORAGE_FAILED', { cause: failure })
-    return answer
-  }
-
-  /** The request tus reads: the same, with its body under the server's deadlines. */
-  const watched = (request: Request): { request: Request; watch?: BodyWatch; stop(): void } => {
-    if (!request.body) return { request, stop() {} }
+  const tusRequest = (request: Request, actor: Actor | null, row?: UploadRow): TusRequest => {
+    const init = { method: request.method, headers: request.headers, signal: request.signal }
+    if (!request.body) return new TusRequest(request.url, init, { actor, row })
     const watch = new BodyWatch(config.http, request.signal)
     const chunks = readBody(request, { maxBytes: Number.MAX_SAFE_INTEGER, watch })
     const body = new ReadableStream<Uint8Array>({
@@ -147,81 +180,67 @@ export function createTusRoute(o: {
         await chunks.return(undefined)
       },
     })
-    const init = { method: request.method, headers: request.headers, body, duplex: 'half' }
-    const tusRequest = new Request(request.url, init as RequestInit)
-    return { request: tusRequest, watch, stop: () => watch.stop() }
+    return new TusRequest(request.url, { ...init, body, duplex: 'half' } as RequestInit, {
+      actor,
+      row,
+      watch,
+    })
   }
 
-  /** Through tus, counted as an upload in flight, under the per-client limits. */
-  const receive = async (
-    request: Request,
-    actor: Actor,
-    creation?: { id: string; contentType: string },
-  ): Promise<Response> => {
-    // The creation counts against the per-minute rate; each PATCH holds an in-flight slot only,
-    // so a client sending small chunks is not refused halfway through a large file.
-    const release = await gate.admit(actor, request.signal, { rate: creation !== undefined })
-    const uploadEnded = metrics.uploadStarted()
-    const tusRequest = watched(request)
-    if (creation) assigned.set(tusRequest.request, creation)
+  /**
+   * tus's answer, except for a failure it would answer with a store's error text or as its own
+   * "aborted": a body the server's deadlines ended is their refusal (`UE_BODY_TIMEOUT`), one of
+   * the server's refusals is itself, a store out of space is `UE_STORAGE_FULL`, and any other
+   * failure is `UE_STORAGE_FAILED` (its detail goes to the log only). A store's failure is
+   * counted as a storage failure. What tus answers itself is a tus answer to a tus client.
+   */
+  const viaTus = async (r: TusRequest): Promise<Response> => {
+    const answer = await tus.handleWeb(r)
+    if (!r.failure) return answer
+    const failure = r.failure.error
+    if (r.watch?.signal.aborted) throw r.watch.signal.reason
+    const full = isUeError(failure) ? failure.code === 'UE_STORAGE_FULL' : !!diskFullCode(failure)
+    if (full || (!isUeError(failure) && !isProtocolAnswer(failure) && answer.status >= 500))
+      metrics.dependencyFailed('storage', 'tus')
+    if (isUeError(failure)) throw failure
+    if (full) throw storageFull('tus', place.folder, failure)
+    if (answer.status >= 500 && !isProtocolAnswer(failure))
+      throw new UeError('UE_STORAGE_FAILED', { cause: failure })
+    return answer
+  }
+
+  /** Through tus, and what the request held ends with it: its slot, its deadlines, its bytes. */
+  const run = async (r: TusRequest): Promise<Response> => {
     try {
-      return await viaTus(tusRequest.request, tusRequest.watch)
+      return await viaTus(r)
     } finally {
-      const storeId = endedBy.get(tusRequest.request)
-      if (storeId) ended.delete(storeId)
-      tusRequest.stop()
-      uploadEnded()
-      release()
+      r.watch?.stop()
+      r.ticket?.end()
+      if (r.ended) await removeEnded(r.ended)
+    }
+  }
+
+  const removeEnded = async (row: UploadRow) => {
+    try {
+      await place.remove(row)
+    } catch (e) {
+      // The expiry sweep tries again; the answer does not wait for it.
+      deps.log.warn({ err: e, upload: row.id }, 'unfinished upload not removed')
     }
   }
 
   const create = async (request: Request, actor: Actor): Promise<Response> => {
-    const h = request.headers
-    if (h.get('upload-defer-length') !== null || h.get('upload-concat') !== null)
-      throw new UeError('UE_REQUEST_INVALID', {
-        detail:
-          'an upload must declare its Upload-Length; deferred and concatenated uploads are not accepted',
-      })
-    const length = h.get('upload-length') ?? ''
-    if (!/^\d{1,15}$/.test(length))
-      throw new UeError('UE_REQUEST_INVALID', { detail: 'Upload-Length must be a whole number' })
-    const size = Number(length)
-    const metadata = parseUploadMetadata(h.get('upload-metadata'))
-    // `filename` is what tus-js-client's examples send, `name` what Uppy sends.
-    const filename = metadata.get('filename') ?? metadata.get('name') ?? ''
-    const category = categoryOf(metadata.get('category'), metadata.get('filetype'))
-    const rule = uploadRuleFor(deps.table, category)
-    if (size === 0) throw new UeError('UE_FILE_EMPTY')
-    if (size > rule.maxSize) throw new UeError('UE_FILE_TOO_LARGE')
-    const ext = claimedExtension(filename)
-    if (!rule.allowFiles.includes(ext)) throw new UeError('UE_TYPE_NOT_ALLOWED')
-    await checkQuota(deps, actor, size)
-    const id = randomBytes(16).toString('base64url')
-    const now = Date.now()
-    const row = await deps.uploads.create({
-      id,
-      via: 'tus',
-      owner: actor.user,
-      client: uploadClientKey(actor) ?? null,
-      category,
-      originalName: filename,
-      size,
-      storeRef: place.storeIdOf(id),
-      createdAt: now,
-      expiresAt: now + config.uploads.expiryMs,
-    })
+    const r = tusRequest(request, actor)
     // Not created after all (refused, or its body broke off before the answer, so the client
     // never learnt its Location): its bytes and its reservation go.
     let answer: Response
     try {
-      // Again with the row in: two creations at once on two nodes cannot both pass.
-      await checkQuota(deps, actor, 0)
-      answer = await receive(request, actor, { id, contentType: pendingContentType(category, ext) })
+      answer = await run(r)
     } catch (e) {
-      await forget(row)
+      if (r.ticket?.row && !r.ended) await forget(r.ticket.row)
       throw e
     }
-    if (answer.status >= 300) await forget(row)
+    if (answer.status >= 300 && r.ticket?.row && !r.ended) await forget(r.ticket.row)
     return answer
   }
 
@@ -238,7 +257,7 @@ export function createTusRoute(o: {
    */
   const patch = async (request: Request, actor: Actor, row: UploadRow): Promise<Response> => {
     try {
-      return await receive(request, actor)
+      return await run(tusRequest(request, actor, row))
     } catch (e) {
       if (isUeError(e) && e.code === 'UE_STORAGE_FULL' && diskFullCode(e)) await forget(row)
       throw e
@@ -262,7 +281,7 @@ export function createTusRoute(o: {
 
   const handle = async (request: Request): Promise<Response> => {
     // Discovery (a preflight never gets here: the route's CORS answers it).
-    if (request.method === 'OPTIONS') return viaTus(request)
+    if (request.method === 'OPTIONS') return run(tusRequest(request, null))
     const url = urlOf(request)
     const principal = await deps.auth.authenticate(request, url)
     const actor: Actor = { ...principal, address: requestInfo(request)?.remoteAddress }
@@ -289,16 +308,17 @@ export function createTusRoute(o: {
       if (!(await deps.uploads.claim(row.id))) throw new UeError('UE_CONFLICT')
       let answer: Response
       try {
-        answer = await viaTus(request)
+        answer = await run(tusRequest(request, actor, row))
       } finally {
         await place.remove(row)
         await deps.uploads.remove(row.id)
       }
+      // The store may have lost the bytes already; the upload is gone either way.
       return answer.status === 404
         ? new Response(null, { status: 204, headers: answer.headers })
         : answer
     }
-    return viaTus(request)
+    return run(tusRequest(request, actor, row))
   }
 
   const handler: FetchHandler = async (request) => {
@@ -315,41 +335,35 @@ export function createTusRoute(o: {
         headers: { ...e.headers, 'Tus-Resumable': TUS_VERSION },
       })
     }
-    const headers = new Headers(answer.headers)
-    for (const name of [...headers.keys()])
-      if (name.startsWith('access-control-')) headers.delete(name)
-    return new Response(answer.body, { status: answer.status, headers })
+    // tus always sets `Access-Control-Expose-Headers` (no option turns it off); CORS is the
+    // route's, which adds its own for an allowed origin only.
+    for (const name of [...answer.headers.keys()])
+      if (name.startsWith('access-control-')) answer.headers.delete(name)
+    return answer
   }
   return { handler }
 }
 
+/**
+ * One of tus's own protocol answers (a plain `{status_code, body}` other than its "unknown
+ * error"), such as 501 for the concatenation it does not offer: a tus client reads it as such.
+ */
+function isProtocolAnswer(failure: unknown): boolean {
+  if (failure instanceof Error || typeof failure !== 'object' || failure === null) return false
+  const status = (failure as { status_code?: unknown }).status_code
+  return typeof status === 'number' && status !== 500
+}
+
 /** The category a creation asks for; without one, the kind of its declared type. */
-function categoryOf(asked: string | undefined, type: string | undefined): UploadCategory {
-  if (asked !== undefined) {
-    if ((UPLOAD_CATEGORIES as readonly string[]).includes(asked)) return asked as UploadCategory
-    throw new UeError('UE_REQUEST_INVALID', {
-      detail: 'category must be image, video, audio or file',
-    })
+function categoryOf(
+  asked: string | null | undefined,
+  type: string | null | undefined,
+): UploadCategory {
+  if (asked !== undefined && asked !== null) {
+    if (asked === 'image' || asked === 'video' || asked === 'audio' || asked === 'file')
+      return asked
+    throw unknownCategory(['image', 'video', 'audio', 'file'])
   }
   const kind = type?.split('/')[0]
   return kind === 'image' || kind === 'video' || kind === 'audio' ? kind : 'file'
-}
-
-/**
- * The ending removes an upload's bytes before tus has answered the request that finished it, and
- * tus reads the upload once more to decide on `Upload-Expires`: it is answered as complete.
- */
-function settledAware(store: DataStore, ended: ReadonlyMap<string, Upload>): DataStore {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop === 'getUpload')
-        return async (id: string) => {
-          const upload = ended.get(id)
-          if (upload) return new Upload({ ...upload, offset: upload.size ?? upload.offset })
-          return target.getUpload(id)
-        }
-      const value = Reflect.get(target, prop, receiver) as unknown
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
 }

@@ -1,24 +1,39 @@
 import { createReadStream } from 'node:fs'
 import { dirname } from 'node:path'
-import { metafilesAvailable } from '../config/load.js'
-import type { FileEntry } from '../db/types.js'
-import type { ImagePolicy } from '../images/processor.js'
+import type { Actor } from '../auth/types.js'
+import { metafilesAvailable, type ServerConfig } from '../config/load.js'
+import type { FileEntry, FileIndex } from '../db/types.js'
+import type { UploadLedger } from '../db/upload-ledger.js'
+import { type FileEventDeps, indexAnnounced, removeAnnounced } from '../events/file-events.js'
+import type { Events } from '../events/publisher.js'
+import type { ImagePolicy, ImageProcessor } from '../images/processor.js'
 import { cleanOriginalName } from '../ingest/display-name.js'
 import { renderKey } from '../ingest/keys.js'
 import { type ContentType, decideContentType } from '../ingest/sniff.js'
 import type { SpooledFile } from '../ingest/temp-file.js'
 import { diskFullCode, storageFull, UeError } from '../shared/errors.js'
 import { METAFILE_EXTS } from '../shared/metafile-header.js'
-import type { Category, StorageKey } from '../shared/types.js'
-import { IMAGE_CATEGORIES, type UploadRule } from './action-table.js'
-import type { Actor, EditorDeps } from './deps.js'
-import { type FileEventDeps, indexAnnounced, removeAnnounced } from './file-events.js'
-import { uploadClientKey } from './limits.js'
+import type { Category, Logger, StorageKey } from '../shared/types.js'
+import type { StorageDriver } from '../storage/driver.js'
+import { uploadClientKey } from './gate.js'
+import { checkQuota } from './quota.js'
+import { IMAGE_CATEGORIES, type UploadRule } from './rules.js'
+
+/** What storing an admitted file uses. */
+export interface StoreDeps {
+  config: ServerConfig
+  storage: StorageDriver
+  files: FileIndex
+  events: Events
+  uploads: Pick<UploadLedger, 'reserved'>
+  images: ImageProcessor
+  log: Logger
+}
 
 const KEY_ATTEMPTS = 3
 
 /** The type an upload's first bytes must agree with; refuses as `decideContentType` does. */
-export function vetHead(deps: EditorDeps, rule: UploadRule, head: Uint8Array, claimedExt: string) {
+export function vetHead(deps: StoreDeps, rule: UploadRule, head: Uint8Array, claimedExt: string) {
   if (
     METAFILE_EXTS.includes(claimedExt) &&
     !rule.allowFiles.includes(claimedExt) &&
@@ -36,14 +51,14 @@ export function vetHead(deps: EditorDeps, rule: UploadRule, head: Uint8Array, cl
  * fails, nothing stays half-done: an object whose index row cannot be written is deleted again.
  */
 export async function storeTempFile(
-  deps: EditorDeps,
+  deps: StoreDeps,
   file: SpooledFile,
   rule: UploadRule,
   claimedExt: string,
   actor: Actor,
   /** The type `vetHead` already gave these first bytes while they arrived. */
   vetted?: ContentType,
-  /** The ledger row these bytes settle: its own reservation is not counted against the quota. */
+  /** The ledger row these bytes settle: its reservation is exchanged for them. */
   reservation?: string,
 ): Promise<FileEntry> {
   const sniffed = vetted ?? (await vetHead(deps, rule, file.head, claimedExt))
@@ -63,7 +78,7 @@ export async function storeTempFile(
 export type Placer = (key: StorageKey, meta: { size: number; contentType: string }) => Promise<void>
 
 /** Places a finished local file (linked into place on disk). */
-export function placeFile(deps: EditorDeps, path: string): Placer {
+export function placeFile(deps: StoreDeps, path: string): Placer {
   return async (key, meta) => {
     const { storage } = deps
     if (storage.putFile) await storage.putFile(key, path, meta)
@@ -74,9 +89,12 @@ export function placeFile(deps: EditorDeps, path: string): Placer {
 /**
  * Bytes that passed their checks → quota → server key → storage → index, audited. `place`
  * writes them under the key (a local file, or a server-side copy of an object in the store).
+ * The quota's settle: bytes without a reservation are counted before the write (no wasted
+ * write) and again once their index row exists; bytes that settle a `reservation` (counted at
+ * admission) only once their row exists, in its place.
  */
 export async function storeBytes(
-  deps: EditorDeps,
+  deps: StoreDeps,
   place: Placer,
   file: { size: number; originalName: string },
   rule: UploadRule,
@@ -84,7 +102,7 @@ export async function storeBytes(
   actor: Actor,
   reservation?: string,
 ): Promise<FileEntry> {
-  await checkQuota(deps, actor, file.size, reservation)
+  if (reservation === undefined) await checkQuota(deps, actor.user, file.size)
   const key = await putUnderFreshKey(place, rule.pathFormat, type.ext, {
     size: file.size,
     contentType: type.mime,
@@ -104,7 +122,7 @@ export async function storeBytes(
       owner: actor.user,
     })
     indexed = true
-    await checkQuota(deps, actor, 0, reservation)
+    await checkQuota(deps, actor.user, 0, reservation)
   } catch (cause) {
     // Its fileStored event went out with the row: the undo is announced too.
     if (indexed) await removeAnnounced(announcing(deps), key, 'quota').catch(() => {})
@@ -129,13 +147,13 @@ export async function storeBytes(
 }
 
 /** The folder of a SQLite index, named in the log line of an index that ran out of space. */
-function indexFolder(deps: EditorDeps): string | undefined {
+function indexFolder(deps: StoreDeps): string | undefined {
   const { index } = deps.config
   return index.driver === 'sqlite' ? dirname(index.file) : undefined
 }
 
 /** Only the image categories are resized and watermarked; any stored image is re-encoded. */
-function imagePolicy(deps: EditorDeps, category: Category, actor: Actor): ImagePolicy {
+function imagePolicy(deps: StoreDeps, category: Category, actor: Actor): ImagePolicy {
   const { imageCompressEnable, imageCompressBorder } = deps.config.editor
   const client = uploadClientKey(actor)
   if (!IMAGE_CATEGORIES.includes(category)) return { watermark: false, client }
@@ -144,28 +162,7 @@ function imagePolicy(deps: EditorDeps, category: Category, actor: Actor): ImageP
     : { watermark: true, client }
 }
 
-/**
- * The per-user quota: the bytes stored, summed in the index, and the declared sizes of the
- * user's resumable and direct uploads still on their way (`reservation`, the one being settled,
- * aside). Checked before storing (no wasted write) and again after the row exists, so two
- * nodes storing for one user at once cannot both pass.
- */
-export async function checkQuota(
-  deps: Pick<EditorDeps, 'config' | 'files' | 'uploads'>,
-  actor: { user: string | null },
-  size: number,
-  reservation?: string,
-): Promise<void> {
-  const quota = deps.config.limits.quotaBytes
-  if (quota === 0 || actor.user === null) return
-  const [stored, reserved] = await Promise.all([
-    deps.files.usage(actor.user),
-    deps.uploads.reserved(actor.user, reservation),
-  ])
-  if (stored + reserved + size > quota) throw new UeError('UE_QUOTA_EXCEEDED')
-}
-
-function announcing(deps: EditorDeps): FileEventDeps {
+function announcing(deps: StoreDeps): FileEventDeps {
   return { files: deps.files, events: deps.events, publicUrl: deps.config.publicUrl }
 }
 

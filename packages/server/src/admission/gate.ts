@@ -1,11 +1,9 @@
 import type { ServerConfig } from '../config/load.js'
-import { clientKey, limitKey } from '../limits/client-key.js'
+import { limitKey } from '../limits/client-key.js'
 import { createLimiters, type Limiters } from '../limits/limiter.js'
 import { UeError } from '../shared/errors.js'
 import { sharedFreeBytes } from '../shared/free-space.js'
 import type { Metrics, QueueOutcome, UploadLimit } from '../shared/metrics.js'
-
-export { clientKey }
 
 export interface UploadLimits {
   uploadsPerMinute: number
@@ -33,9 +31,14 @@ export interface UploadGate {
   /**
    * `clientGone` aborts a wait in the queue: the place is given up at once. `rate: false` takes
    * an in-flight slot without counting against the per-minute rate (the next request of an
-   * upload already counted, such as a resumable upload's `PATCH`).
+   * upload already counted, such as a resumable upload's `PATCH`). `slot: false` counts against
+   * the rate only (an upload whose bytes never pass through this server).
    */
-  admit(client: UploadClient, clientGone?: AbortSignal, o?: { rate?: boolean }): Promise<() => void>
+  admit(
+    client: UploadClient,
+    clientGone?: AbortSignal,
+    o?: { rate?: boolean; slot?: boolean },
+  ): Promise<() => void>
 }
 
 /** What the gate reports, for the metrics. */
@@ -166,9 +169,11 @@ export function createUploadGate(
     key: string,
     clientGone: AbortSignal | undefined,
     counted: boolean,
+    slot: boolean,
   ): Promise<() => void> => {
     if (counted && rate && (await rate.take(key)) > 0)
       throw refuse('per_minute', 'uploads per minute')
+    if (!slot) return () => {}
     if (!slots || (await slots.take(key)) === 0) return releaser(key)
     if ((queues.get(key)?.length ?? 0) >= o.uploadQueue) {
       if (counted) void rate?.give(key)
@@ -183,7 +188,8 @@ export function createUploadGate(
       const limited = o.uploadsPerMinute > 0 || o.concurrentUploads > 0
       const key = client.user && exempt.has(client.user) ? undefined : uploadClientKey(client)
       const counted = options?.rate !== false
-      const release = key && limited ? await take(key, clientGone, counted) : () => {}
+      const slot = options?.slot !== false
+      const release = key && limited ? await take(key, clientGone, counted, slot) : () => {}
       try {
         if (o.minFreeBytes > 0 && (await belowFloor())) throw new UeError('UE_STORAGE_FULL')
       } catch (e) {
