@@ -52,7 +52,7 @@ const SCENARIOS: [string, (p: Profile) => Promise<Row[]>][] = [
   ['materials search on PostgreSQL', postgresMaterialsScenarios],
   ['catch', catchScenario],
   ['formula flood', formulaFloodScenario],
-  ['Word pictures', wordScenario],
+  ['Word', wordScenario],
 ]
 
 const argument = (flag: string) => {

@@ -2,8 +2,14 @@ import { randomBytes } from 'node:crypto'
 import { Agent } from 'node:http'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { sofficeHasWriter } from '../../src/shared/soffice-path.js'
 import { png } from '../../tests/helpers/fixtures.js'
-import { INSTALL_LIBREOFFICE, redEmf, SOFFICE } from '../../tests/helpers/libreoffice.js'
+import {
+  INSTALL_LIBREOFFICE,
+  officeFile,
+  redEmf,
+  SOFFICE,
+} from '../../tests/helpers/libreoffice.js'
 import { multipartBody } from '../../tests/helpers/multipart.js'
 import { sendFrom } from '../../tests/helpers/post-from.js'
 import {
@@ -156,6 +162,7 @@ export async function wordScenario(p: Profile): Promise<Row[]> {
             },
           },
         ]
+        rows.push(...(await importRows(p, dir, server, other)))
         return rows
       } finally {
         flooder.destroy()
@@ -163,4 +170,77 @@ export async function wordScenario(p: Profile): Promise<Row[]> {
       }
     })
   })
+}
+
+const PAGES = 10
+
+/** A document of PAGES pages, each a heading, a paragraph, a small table and a picture. */
+function pagesHtml(): string {
+  const picture = `data:image/png;base64,${png(120, 80, { noise: true }).toString('base64')}`
+  const words = 'The quarter closed with steady orders and a shorter delivery time. '.repeat(12)
+  const page = (n: number) =>
+    `<h2${n > 1 ? ' style="page-break-before: always"' : ''}>Section ${n}</h2><p>${words}</p>` +
+    `<table border="1"><tr><td>region</td><td>orders</td></tr><tr><td>north</td><td>${n * 17}</td></tr></table>` +
+    `<p><img src="${picture}" width="120" height="80"></p>`
+  return `<html><body>${Array.from({ length: PAGES }, (_, i) => page(i + 1)).join('')}</body></html>`
+}
+
+/**
+ * The Word import's cost: the CPU the server (and, for `.doc`, the LibreOffice it waited for)
+ * spends per imported page of a PAGES-page document with a table and a picture on each page.
+ */
+async function importRows(
+  p: Profile,
+  dir: string,
+  server: ServerProcess,
+  agent: Agent,
+): Promise<Row[]> {
+  if (SOFFICE === null || !sofficeHasWriter(SOFFICE))
+    return [{ scenario: 'Word import (.docx, .doc)', server: INSTALL_LIBREOFFICE }]
+  const html = pagesHtml()
+  const rows: Row[] = []
+  for (const ext of ['docx', 'doc'] as const) {
+    const bytes = await officeFile(dir, html, ext, SOFFICE)
+    const { body, contentType } = multipartBody([
+      {
+        name: 'upfile',
+        filename: `report.${ext}`,
+        value: bytes,
+        contentType: 'application/octet-stream',
+      },
+    ])
+    const request = {
+      method: 'POST',
+      headers: { 'Content-Type': contentType, 'Content-Length': body.length, ...AUTHORIZATION },
+      body,
+      agent,
+      timeoutMs: 120_000,
+    }
+    const importOnce = async () => {
+      const began = performance.now()
+      const res = await sendFrom(`${server.url}/ueditor?action=wordimport`, request)
+      const answer = JSON.parse(res.body.toString()) as {
+        state?: string
+        code?: string
+        files?: unknown[]
+      }
+      if (answer.state !== 'SUCCESS')
+        throw new Error(`.${ext} import: ${answer.code ?? res.status}`)
+      if (answer.files?.length !== PAGES)
+        throw new Error(`.${ext} import stored ${answer.files?.length} pictures`)
+      return performance.now() - began
+    }
+    await importOnce()
+    const count = p.smoke ? 1 : 5
+    const cpuBefore = treeCpuMicros(server.pid)
+    const wall: number[] = []
+    for (let i = 0; i < count; i++) wall.push(await importOnce())
+    const cpuMsPerPage = (treeCpuMicros(server.pid) - cpuBefore) / count / PAGES / 1000
+    rows.push({
+      scenario: `Word import: a ${PAGES}-page .${ext} (a table and a picture per page)`,
+      server: `${fmt(cpuMsPerPage)} ms CPU per page (server${ext === 'doc' ? ' and LibreOffice' : ''}), median ${fmt(median(wall))} ms per document; ${count} imported`,
+      figures: { cpuMsPerPage, medianMs: median(wall), count },
+    })
+  }
+  return rows
 }

@@ -91,3 +91,32 @@ export async function redEmf(
     Math.ceil(((emf.readInt32LE(b) - emf.readInt32LE(a)) / 2540) * 96)
   return { emf, width: px(24, 32), height: px(28, 36) }
 }
+
+/**
+ * A Word file LibreOffice Writer makes from `html` in `dir`: `ext` `docx` with filter
+ * `MS Word 2007 XML`, or `doc` with `MS Word 97`. Needs Writer (libreoffice-writer-nogui).
+ */
+export async function officeFile(
+  dir: string,
+  html: string,
+  ext: 'docx' | 'doc',
+  soffice = SOFFICE as string,
+): Promise<Buffer> {
+  const filter = ext === 'docx' ? 'MS Word 2007 XML' : 'MS Word 97'
+  const input = join(dir, 'source.html')
+  await writeFile(input, html)
+  await promisify(execFile)(
+    soffice,
+    [
+      '--headless',
+      `-env:UserInstallation=file://${join(dir, 'profile')}`,
+      '--convert-to',
+      `${ext}:${filter}`,
+      '--outdir',
+      dir,
+      input,
+    ],
+    { timeout: 60_000 },
+  )
+  return readFile(join(dir, `source.${ext}`))
+}

@@ -1,25 +1,23 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { convertsOffline, findSoffice } from '../../src/images/soffice.js'
 import { sofficeHasWriter } from '../../src/shared/soffice-path.js'
 import { compoundFile } from '../helpers/archives.js'
 import { docx, drawing, IMAGE_REL, NS } from '../helpers/docx.js'
 import { blob, png } from '../helpers/fixtures.js'
+import { fakeLibreOffice, INSTALL_LIBREOFFICE, officeFile, redEmf } from '../helpers/libreoffice.js'
 import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { after, before, describe, test } from '../helpers/test.js'
 
 const FOUND = findSoffice('soffice')
 /** LibreOffice with Writer, which both makes the test documents and imports `.doc`. */
 const SOFFICE = FOUND !== null && sofficeHasWriter(FOUND) ? FOUND : null
-const INSTALL =
-  'LibreOffice is missing: apt-get install libreoffice-writer-nogui libreoffice-draw-nogui'
+const INSTALL = INSTALL_LIBREOFFICE
 
 interface Stored {
   state: string
@@ -45,51 +43,6 @@ async function importWord(
   form.append('upfile', blob(bytes), name)
   const res = await fetch(srv.action('wordimport'), { method: 'POST', body: form, headers })
   return (await res.json()) as Answer
-}
-
-const run = promisify(execFile)
-
-/** LibreOffice's conversion of `html` (in `dir`) to `filter`'s format; the file's bytes. */
-async function convert(dir: string, html: string, ext: string, filter: string): Promise<Buffer> {
-  const input = join(dir, 'source.html')
-  await writeFile(input, html)
-  await run(
-    SOFFICE as string,
-    [
-      '--headless',
-      `-env:UserInstallation=file://${join(dir, 'profile')}`,
-      '--convert-to',
-      `${ext}:${filter}`,
-      '--outdir',
-      dir,
-      input,
-    ],
-    { timeout: 60_000 },
-  )
-  return readFile(join(dir, `source.${ext}`))
-}
-
-/** An EMF LibreOffice draws from an SVG red rectangle. */
-async function redEmf(dir: string): Promise<Buffer> {
-  const svg = join(dir, 'drawing.svg')
-  await writeFile(
-    svg,
-    '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><rect x="20" y="20" width="160" height="60" fill="#ff0000"/></svg>',
-  )
-  await run(
-    SOFFICE as string,
-    [
-      '--headless',
-      `-env:UserInstallation=file://${join(dir, 'profile')}`,
-      '--convert-to',
-      'emf',
-      '--outdir',
-      dir,
-      svg,
-    ],
-    { timeout: 60_000 },
-  )
-  return readFile(join(dir, 'drawing.emf'))
 }
 
 /** A page with a heading, formatted text, a link, a list, a table, two PNGs and an EMF. */
@@ -141,9 +94,9 @@ describe('Word import', () => {
     before(
       async () => {
         dir = await mkdtemp(join(tmpdir(), 'ueditor-word-'))
-        const html = articleHtml(await redEmf(dir))
-        made.docx = await convert(dir, html, 'docx', 'MS Word 2007 XML')
-        made.doc = await convert(dir, html, 'doc', 'MS Word 97')
+        const html = articleHtml((await redEmf(dir, SOFFICE as string)).emf)
+        made.docx = await officeFile(dir, html, 'docx', SOFFICE as string)
+        made.doc = await officeFile(dir, html, 'doc', SOFFICE as string)
       },
       { timeout: 120_000 },
     )
@@ -219,11 +172,11 @@ describe('Word import', () => {
       t.after(() => watch.close())
       const own = await mkdtemp(join(tmpdir(), 'ueditor-word-linked-'))
       t.after(() => rm(own, { recursive: true, force: true }))
-      const linked = await convert(
+      const linked = await officeFile(
         own,
         `<html><body><p>Linked <img src="${watch.url}/linked.png" width="40" height="20"></p></body></html>`,
         'doc',
-        'MS Word 97',
+        SOFFICE as string,
       )
       // The test's own LibreOffice fetched it while making the file; the server's must not.
       const before = watch.hits()
@@ -381,16 +334,14 @@ describe('Word import', () => {
     })
 
     test('a .doc whose conversion outlasts word.timeoutSeconds is refused, its converter killed, and nothing is stored', async (t) => {
-      // A LibreOffice that never finishes: a script beside an (empty) Writer library.
+      // A LibreOffice that never finishes: a script laid out as Debian's install, with Writer.
       const dir = await mkdtemp(join(tmpdir(), 'ueditor-slow-soffice-'))
       t.after(() => rm(dir, { recursive: true, force: true }))
       const marker = join(dir, 'still-running')
-      await writeFile(join(dir, 'soffice'), `#!/bin/sh\nsleep 6\ntouch ${marker}\n`, {
-        mode: 0o755,
-      })
-      await writeFile(join(dir, 'libswlo.so'), '')
+      const soffice = await fakeLibreOffice(dir, { writer: true })
+      await writeFile(soffice, `#!/bin/sh\nsleep 6\ntouch ${marker}\n`)
       const srv = await startTestServer(t, {
-        images: { metafiles: { soffice: join(dir, 'soffice') } },
+        images: { metafiles: { soffice } },
         word: { timeoutSeconds: 2, docWithNetwork: true },
       })
       const config = (await (await fetch(srv.action('config'))).json()) as Record<string, unknown>

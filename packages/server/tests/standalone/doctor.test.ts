@@ -18,18 +18,20 @@ import { test } from '../helpers/test.js'
 
 const ENGINE = resolveSqliteEngine('auto')
 
-/** What doctor says of the Word import on this machine: `.doc` needs LibreOffice Writer. */
-const WORD_SUPPORT = wordSupport({
-  images: { metafiles: { soffice: 'soffice' } },
-  word: { docWithNetwork: false },
-} as never)
-const WORD_OK = takesDoc(WORD_SUPPORT)
-const WORD_LINES = WORD_OK
-  ? [`ok    word import: ${wordSupportLine(WORD_SUPPORT)}`]
-  : [
-      `warn  word import: ${wordSupportLine(WORD_SUPPORT)}`,
-      `      fix: ${wordSupportFix(WORD_SUPPORT)}`,
-    ]
+/** What doctor says of the Word import with the LibreOffice at `soffice`: `.doc` needs Writer. */
+function wordImport(soffice: string): { ok: boolean; lines: string[] } {
+  const support = wordSupport({
+    images: { metafiles: { soffice } },
+    word: { docWithNetwork: false },
+  } as never)
+  const ok = takesDoc(support)
+  return {
+    ok,
+    lines: ok
+      ? [`ok    word import: ${wordSupportLine(support)}`]
+      : [`warn  word import: ${wordSupportLine(support)}`, `      fix: ${wordSupportFix(support)}`],
+  }
+}
 
 /** A port held by a listener (one that hangs up on whoever connects) until the test ends. */
 async function heldPort(t: { after(fn: () => Promise<void>): void }): Promise<number> {
@@ -70,9 +72,9 @@ test('doctor passes a fresh setup and says what start will create, writing nothi
     `ok    data folder: ${dir}/data does not exist yet; it is created at start`,
     `ok    free space: N free on the upload volume (${dir}); uploads stop below limits.minFreeBytes = 128 MiB`,
     `ok    database: SQLite ${dir}/data/ueditor.db through ${ENGINE}: no file yet; it is created at start`,
-    ...WORD_LINES,
+    ...wordImport(soffice).lines,
     '',
-    WORD_OK ? 'Ready to serve (1 warning).' : 'Ready to serve (2 warnings).',
+    wordImport(soffice).ok ? 'Ready to serve (1 warning).' : 'Ready to serve (2 warnings).',
   ])
   assert.equal(out.stderr, '')
   assert.deepEqual(await import('node:fs').then((fs) => fs.readdirSync(dir)), [])
@@ -140,7 +142,7 @@ test('doctor names each broken part of a setup and what to do about it', async (
     '      fix: free some space or move the data folder to a larger volume (UEDITOR_DATA_DIR)',
     `fail  database: SQLite ${dir}/data/ueditor.db through ${ENGINE}: cannot open the SQLite index: file is not a database`,
     '      fix: restore the file from a backup or point index.file (UEDITOR_SQLITE_FILE) elsewhere',
-    ...WORD_LINES,
+    ...wordImport(soffice).lines,
     '',
     '5 problems to fix before the server can run.',
   ])
