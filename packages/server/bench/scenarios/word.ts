@@ -174,14 +174,16 @@ export async function wordScenario(p: Profile): Promise<Row[]> {
 
 const PAGES = 10
 
-/** A document of PAGES pages, each a heading, a paragraph, a small table and a picture. */
+/** A document of PAGES pages, each a heading, a paragraph, a small table and a picture of its own. */
 function pagesHtml(): string {
-  const picture = `data:image/png;base64,${png(120, 80, { noise: true }).toString('base64')}`
+  // A picture of its own per page: the import stores a picture shown twice once.
+  const picture = (n: number) =>
+    `data:image/png;base64,${png(120 + n, 80, { noise: true }).toString('base64')}`
   const words = 'The quarter closed with steady orders and a shorter delivery time. '.repeat(12)
   const page = (n: number) =>
     `<h2${n > 1 ? ' style="page-break-before: always"' : ''}>Section ${n}</h2><p>${words}</p>` +
     `<table border="1"><tr><td>region</td><td>orders</td></tr><tr><td>north</td><td>${n * 17}</td></tr></table>` +
-    `<p><img src="${picture}" width="120" height="80"></p>`
+    `<p><img src="${picture(n)}" width="120" height="80"></p>`
   return `<html><body>${Array.from({ length: PAGES }, (_, i) => page(i + 1)).join('')}</body></html>`
 }
 
