@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Kysely } from '#kysely'
 import { LRUCache } from 'lru-cache'
 import { UeError } from '../shared/errors.js'
 import type { Category, Page, StorageKey } from '../shared/types.js'

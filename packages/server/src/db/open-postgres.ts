@@ -1,4 +1,4 @@
-import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely'
+import { CamelCasePlugin, Kysely, PostgresDialect } from '#kysely'
 import type { Pool } from 'pg'
 import { UeError } from '../shared/errors.js'
 import { importOptional } from '../shared/optional-deps.js'

@@ -1,4 +1,4 @@
-import type { CompiledQuery } from 'kysely'
+import type { CompiledQuery } from '#kysely'
 import type { Pool, QueryConfig } from 'pg'
 import { statementName } from './named-statements.js'
 import type { QuerySteps } from './query-steps.js'

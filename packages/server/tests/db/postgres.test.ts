@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
+import { CamelCasePlugin, Kysely, PostgresDialect, sql } from '#kysely'
 import pg from 'pg'
 import { createFileIndex } from '../../src/db/file-index.js'
 import { createMaterialRepository } from '../../src/db/material-repo.js'
