@@ -33,6 +33,7 @@ const FIRST_USE = [
   'sanitize-html',
   '@tus/server',
   '@tus/file-store',
+  'rate-limiter-flexible',
 ]
 
 /** The npm packages in a record of module-watch.ts, by the node_modules folder of each path. */
@@ -108,7 +109,7 @@ test(
     assert.deepEqual(
       FIRST_USE.filter((p) => loaded.has(p)),
       [],
-      'these load with the first upload, capture, JWT or material written',
+      'these load with the first upload, capture, JWT, count taken or material written',
     )
   },
 )
