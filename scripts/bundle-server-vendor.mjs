@@ -30,6 +30,8 @@ for (const [name, contents] of Object.entries(bundles)) {
     platform: 'node',
     target: 'node20',
     legalComments: 'inline',
+    minifyWhitespace: true,
+    minifySyntax: true,
     banner: {
       js: `// ${name} ${pkg.version} (${pkg.license} licence, ${pkg.homepage ?? pkg.repository?.url ?? ''}), bundled by scripts/bundle-server-vendor.mjs`,
     },
