@@ -1,10 +1,9 @@
 #!/usr/bin/env node
-// Part of `npm run build`: Kysely, zod and prom-client, each bundled into one ES module under
-// packages/server/dist/src/vendor/, which the server imports as `#kysely`, `#zod` and
-// `#prom-client` (the `imports` of its package.json; their types stay those of the packages).
-// Node 20 loads Kysely's 262 and zod's 95 ES modules in about 0.3 s of a start's CPU, and
-// prom-client's CommonJS files (with @opentelemetry/api's) in about 50 ms; one module each takes
-// a fraction of that (docs/architecture.md, "What loads when"). The packages stay dependencies:
+// Part of `npm run build`: Kysely and zod, each bundled into one ES module under
+// packages/server/dist/src/vendor/, which the server imports as `#kysely` and `#zod` (the
+// `imports` of its package.json; their types stay those of the packages). Node 20 loads the
+// packages' own 262 and 95 ES modules in about 0.3 s of a start's CPU; one module each takes
+// a fifth of that (docs/architecture.md, "What loads when"). The packages stay dependencies:
 // the bundles are built from the installed versions, whose licences they keep.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -17,9 +16,6 @@ mkdirSync(outdir, { recursive: true })
 const bundles = {
   kysely: "export * from 'kysely'\n",
   zod: "export * from 'zod'\nexport { default } from 'zod'\n",
-  // CommonJS: a bundle re-exports by name only what it names (what shared/metrics.ts imports).
-  'prom-client':
-    "export { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'\n",
 }
 for (const [name, contents] of Object.entries(bundles)) {
   const manifest = [server, join(server, '../..')]
@@ -37,10 +33,7 @@ for (const [name, contents] of Object.entries(bundles)) {
     minifyWhitespace: true,
     minifySyntax: true,
     banner: {
-      js:
-        `// ${name} ${pkg.version} (${pkg.license} licence, ${pkg.homepage ?? pkg.repository?.url ?? ''}), bundled by scripts/bundle-server-vendor.mjs\n` +
-        // What CommonJS code requires (Node's own modules) is required as it would be.
-        "import { createRequire as __vendorRequire } from 'node:module'\nconst require = __vendorRequire(import.meta.url)",
+      js: `// ${name} ${pkg.version} (${pkg.license} licence, ${pkg.homepage ?? pkg.repository?.url ?? ''}), bundled by scripts/bundle-server-vendor.mjs`,
     },
     outfile: join(outdir, `${name}.js`),
     logLevel: 'warning',

@@ -103,7 +103,7 @@ export function importsOf(text: string): Import[] {
   }))
 }
 
-/** `#kysely`, `#zod` and `#prom-client` (package.json `imports`) are bundles of those packages. */
+/** `#kysely` and `#zod` (package.json `imports`) are the bundles of those two packages. */
 function packageOf(specifier: string): string {
   if (specifier.startsWith('#')) return specifier.slice(1)
   const parts = specifier.split('/')
