@@ -5,7 +5,7 @@
 // packages' own 262 and 95 ES modules in about 0.3 s of a start's CPU; one module each takes
 // a fifth of that (docs/architecture.md, "What loads when"). The packages stay dependencies:
 // the bundles are built from the installed versions, whose licences they keep.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -17,6 +17,9 @@ const bundles = {
   kysely: "export * from 'kysely'\n",
   zod: "export * from 'zod'\nexport { default } from 'zod'\n",
 }
+// A package bundled by an earlier build and no longer is must not stay importable.
+for (const file of readdirSync(outdir))
+  if (!Object.hasOwn(bundles, file.replace(/\.js$/, ''))) rmSync(join(outdir, file))
 for (const [name, contents] of Object.entries(bundles)) {
   const manifest = [server, join(server, '../..')]
     .map((dir) => join(dir, 'node_modules', name, 'package.json'))
