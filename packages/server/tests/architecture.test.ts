@@ -109,7 +109,9 @@ export function importsOf(text: string): Import[] {
   }))
 }
 
+/** `#kysely` and `#zod` (package.json `imports`) are the bundles of those two packages. */
 function packageOf(specifier: string): string {
+  if (specifier.startsWith('#')) return specifier.slice(1)
   const parts = specifier.split('/')
   return (specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]) as string
 }

@@ -40,12 +40,13 @@ const text = (m: Measured) =>
 
 /*
  * The target is on CPU time, not req/s: on a shared machine req/s moves with whatever else
- * runs, while each process's own CPU time per request barely does. 0.5x bare is at most twice
- * the bare server's CPU per request, with the bench's Bearer token checked on every request.
+ * runs, while each process's own CPU time per request barely does. 0.5x is at most twice the CPU
+ * per request of Fastify answering the same bytes with its defaults, while this server checks
+ * the bench's Bearer token on every request. Bare's ratio is reported beside it.
  */
 const CPU_RATIO_TARGET = 0.5
 
-/** `config` GET against a bare node:http server answering the very same bytes (and Fastify, for scale). */
+/** `config` GET against Fastify and a bare node:http server answering the very same bytes. */
 export function configScenario(p: Profile): Promise<Row[]> {
   return inTempDir((dir) =>
     using(startUeditor(dir, ueditorConfig(join(dir, 'data'))), async (ue) => {
@@ -57,7 +58,7 @@ export function configScenario(p: Profile): Promise<Row[]> {
       const baseline = await using(startBare(['bytes', bytes, type]), (b) =>
         measure(b, `${b.url}/ueditor?action=config`, p),
       )
-      // Not a target: how far a popular framework gets on the same answer, for scale.
+      // The target's baseline: a popular framework on the same answer.
       const framework = await using(startBare(['fastify-bytes', bytes, type]), (f) =>
         measure(f, `${f.url}/ueditor?action=config`, p),
       )
@@ -72,11 +73,13 @@ export function configScenario(p: Profile): Promise<Row[]> {
       const rows: Row[] = [
         {
           scenario: `config GET, auth on, ${CONNECTIONS} connections`,
-          server: `${text(server)}; ${(server.perSecond / baseline.perSecond).toFixed(2)} x bare req/s`,
-          baseline: text(baseline),
+          server:
+            `${text(server)}; ${(server.perSecond / baseline.perSecond).toFixed(2)} x bare req/s, ` +
+            `bare CPU/req ÷ this server’s ${(baseline.cpuPerRequest / server.cpuPerRequest).toFixed(2)} x`,
+          baseline: `Fastify: ${text(framework)}`,
           target: {
-            what: 'bare CPU/req ÷ this server’s',
-            value: baseline.cpuPerRequest / server.cpuPerRequest,
+            what: 'Fastify CPU/req ÷ this server’s',
+            value: framework.cpuPerRequest / server.cpuPerRequest,
             unit: 'x',
             op: '>=',
             limit: CPU_RATIO_TARGET,
@@ -86,6 +89,7 @@ export function configScenario(p: Profile): Promise<Row[]> {
             cpuMicrosPerReq: server.cpuPerRequest,
             bareReqPerSec: baseline.perSecond,
             bareCpuMicrosPerReq: baseline.cpuPerRequest,
+            fastifyCpuMicrosPerReq: framework.cpuPerRequest,
             stolenShare: server.stolenShare,
             bareStolenShare: baseline.stolenShare,
           },
@@ -98,6 +102,7 @@ export function configScenario(p: Profile): Promise<Row[]> {
             reqPerSec: framework.perSecond,
             cpuMicrosPerReq: framework.cpuPerRequest,
             bareReqPerSec: baseline.perSecond,
+            bareCpuMicrosPerReq: baseline.cpuPerRequest,
           },
         },
         ...calibration.map(({ micros, m }) => ({

@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import { z } from '#zod'
 import { UeError } from '../shared/errors.js'
 import type { ChatMessage } from './model-client.js'
 

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js'
-import { z } from 'zod'
+import { z } from '#zod'
 import { parseByteSize, SIZE_FORMS } from './byte-size.js'
 import { DURATION_FORMS, isDuration } from './duration.js'
 import { EDITOR_DEFAULTS, EDITOR_OPTION_NAMES } from './editor-defaults.js'

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, sql } from '#kysely'
 import { guarded } from './errors.js'
 import type { DbSchema } from './schema.js'
 

@@ -1,4 +1,4 @@
-import { type Expression, type Kysely, sql } from 'kysely'
+import { type Expression, type Kysely, sql } from '#kysely'
 import { isPostgres } from './identity.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: works on any schema, including during migrations

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Kysely } from '#kysely'
 import { UeError } from '../shared/errors.js'
 import type { StorageKey } from '../shared/types.js'
 import { guarded, isForeignKeyViolation } from './errors.js'

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, sql } from '#kysely'
 import { isPostgres } from './identity.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: runs inside a migration, on the schema of its time

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, sql } from '#kysely'
 import { DAY_MS } from '../shared/durations.js'
 import { isPostgres } from './identity.js'
 import type { WalkStart } from './listing-sql.js'

@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely'
 import { LRUCache } from 'lru-cache'
+import type { Kysely } from '#kysely'
 import { UeError } from '../shared/errors.js'
 import type { Category, Page, StorageKey } from '../shared/types.js'
 import { keyInByteOrder } from './byte-order.js'

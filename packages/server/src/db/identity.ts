@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely'
+import { type Kysely, PostgresAdapter, sql } from '#kysely'
 
 // biome-ignore lint/suspicious/noExplicitAny: works on any schema, including during migrations
 type AnyDb = Kysely<any>

@@ -1,4 +1,4 @@
-import { CompiledQuery } from 'kysely'
+import { CompiledQuery } from '#kysely'
 import type { Category, StorageKey } from '../shared/types.js'
 import { named } from './named-statements.js'
 import { Parameters } from './sql-parameters.js'

@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Kysely, Selectable } from 'kysely'
+import type { Generated, Insertable, Kysely, Selectable } from '#kysely'
 import { isPlainObject, PROTOTYPE_KEYS } from '../shared/plain-object.js'
 import type { Page } from '../shared/types.js'
 import { guarded } from './errors.js'

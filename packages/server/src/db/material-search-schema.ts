@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, sql } from '#kysely'
 import { isPostgres } from './identity.js'
 import { insertTerms } from './material-terms.js'
 

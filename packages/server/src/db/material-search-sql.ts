@@ -1,4 +1,4 @@
-import { CompiledQuery } from 'kysely'
+import { CompiledQuery } from '#kysely'
 import { named } from './named-statements.js'
 import type { CategoryRow, MaterialRow } from './schema.js'
 import { Parameters } from './sql-parameters.js'

@@ -1,4 +1,4 @@
-import { type Kysely, type SqlBool, sql } from 'kysely'
+import { type Kysely, type SqlBool, sql } from '#kysely'
 
 // biome-ignore lint/suspicious/noExplicitAny: also runs inside the migration that creates the tables
 type AnyDb = Kysely<any>

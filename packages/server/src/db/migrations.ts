@@ -6,7 +6,7 @@ import {
   type MigrationProvider,
   Migrator,
   sql,
-} from 'kysely'
+} from '#kysely'
 import { UeError } from '../shared/errors.js'
 import { fileCountsUp } from './file-counts.js'
 import { fileDayCountsUp } from './file-day-counts.js'

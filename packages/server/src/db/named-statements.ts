@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { CompiledQuery, PostgresPool, PostgresPoolClient } from 'kysely'
+import type { CompiledQuery, PostgresPool, PostgresPoolClient } from '#kysely'
 
 /*
  * PostgreSQL parses and plans a statement sent without a name each time it runs, and for the

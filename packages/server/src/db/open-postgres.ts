@@ -1,5 +1,5 @@
-import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely'
 import type { Pool } from 'pg'
+import { CamelCasePlugin, Kysely, PostgresDialect } from '#kysely'
 import { UeError } from '../shared/errors.js'
 import { importOptional } from '../shared/optional-deps.js'
 import { namingPool } from './named-statements.js'

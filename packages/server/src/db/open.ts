@@ -1,6 +1,6 @@
 import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
-import { CamelCasePlugin, Kysely, sql } from 'kysely'
+import { CamelCasePlugin, Kysely, sql } from '#kysely'
 import { UeError } from '../shared/errors.js'
 import { createAiUsageStore } from './ai-usage.js'
 import { createDocumentRepository } from './document-repo.js'

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, sql } from '#kysely'
 import { guarded } from './errors.js'
 import { isPostgres } from './identity.js'
 import type { DbSchema, EventOutboxTable } from './schema.js'

@@ -1,5 +1,5 @@
-import type { CompiledQuery } from 'kysely'
 import type { Pool, QueryConfig } from 'pg'
+import type { CompiledQuery } from '#kysely'
 import { statementName } from './named-statements.js'
 import type { QuerySteps } from './query-steps.js'
 

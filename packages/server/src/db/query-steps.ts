@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely } from 'kysely'
+import type { CompiledQuery, Kysely } from '#kysely'
 import type { PostgresReads } from './postgres-reads.js'
 import type { DbSchema } from './schema.js'
 import type { SyncSnapshots } from './sqlite-snapshots.js'

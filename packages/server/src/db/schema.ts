@@ -1,4 +1,4 @@
-import type { Generated, Selectable } from 'kysely'
+import type { Generated, Selectable } from '#kysely'
 import type { Category, StorageKey } from '../shared/types.js'
 
 /**

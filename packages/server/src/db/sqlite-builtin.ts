@@ -1,4 +1,4 @@
-import type { SqliteDatabase, SqliteStatement } from 'kysely'
+import type { SqliteDatabase, SqliteStatement } from '#kysely'
 
 /** Node's own SQLite, unflagged from 22.13 and 23.4; no compiler needed to install it. */
 export function builtinSqliteAvailable(version = process.versions.node): boolean {

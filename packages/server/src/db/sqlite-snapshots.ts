@@ -5,7 +5,7 @@ import {
   type SqliteDatabase,
   SqliteDialect,
   SqliteDriver,
-} from 'kysely'
+} from '#kysely'
 
 /** Runs one statement of a snapshot and returns its rows (none for a statement without). */
 export type RunQuery = <R>(query: CompiledQuery<R>) => R[]

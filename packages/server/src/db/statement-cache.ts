@@ -1,4 +1,4 @@
-import type { SqliteDatabase, SqliteStatement } from 'kysely'
+import type { SqliteDatabase, SqliteStatement } from '#kysely'
 
 /** Distinct SQL texts kept prepared; the least recently used one beyond this is dropped. */
 const MAX_STATEMENTS = 256

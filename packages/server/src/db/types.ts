@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Kysely } from '#kysely'
 import type { Category, Page, StorageKey } from '../shared/types.js'
 import type { AiUsageStore } from './ai-usage.js'
 import type { DocumentRepository } from './document-repo.js'

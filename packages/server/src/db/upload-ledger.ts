@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely'
+import { type Kysely, type Selectable, sql } from '#kysely'
 import type { UploadResult } from '../shared/types.js'
 import { guarded } from './errors.js'
 import type { DbSchema, UploadsTable } from './schema.js'

@@ -1,6 +1,17 @@
 import { createHash } from 'node:crypto'
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible'
+import type { RateLimiterMemory } from 'rate-limiter-flexible'
 import { LIMITS_TABLE } from '../db/migrations.js'
+
+type Library = typeof import('rate-limiter-flexible')
+let library: Promise<Library> | undefined
+/**
+ * The library loads with the first count taken (it requires every store it has, about 40 ms of
+ * a start's CPU): a server that has counted nothing yet has no count to read.
+ */
+const loadLibrary = () => {
+  library ??= import('rate-limiter-flexible')
+  return library
+}
 
 /** One named limit: `points` per key, counted over a window of `seconds`. */
 export interface LimitOptions {
@@ -50,20 +61,30 @@ export function createLimiters(client: unknown | null, maxKeys = MAX_KEYS): Limi
     local,
     limit(o) {
       if (client === null) return local(o)
-      const store = new RateLimiterPostgres({
-        storeClient: client,
-        storeType: 'pool',
-        tableName: LIMITS_TABLE,
-        // The table comes from the index's migrations, never from the library.
-        tableCreated: true,
-        // One limit removes every limit's expired rows, once an hour.
-        clearExpiredByTimeout: sweeper,
-        keyPrefix: o.name,
-        points: o.points,
-        duration: o.seconds,
-      })
+      const clearExpiredByTimeout = sweeper
       sweeper = false
-      return storeLimit(o, store, local(o))
+      let store: Promise<Store> | undefined
+      const made = () => {
+        store ??= loadLibrary().then(
+          ({ RateLimiterPostgres }) =>
+            new RateLimiterPostgres({
+              storeClient: client,
+              storeType: 'pool',
+              tableName: LIMITS_TABLE,
+              // The table comes from the index's migrations, never from the library.
+              tableCreated: true,
+              // One limit removes every limit's expired rows, once an hour.
+              clearExpiredByTimeout,
+              keyPrefix: o.name,
+              points: o.points,
+              duration: o.seconds,
+            }),
+        )
+        return store
+      }
+      // Made at once: the first limit's hourly sweep of expired rows starts with the node.
+      made().catch(() => {})
+      return storeLimit(o, made, local(o))
     },
   }
 }
@@ -74,21 +95,23 @@ type Store = Pick<RateLimiterMemory, 'consume' | 'reward' | 'get' | 'delete' | '
 const shortKey = (key: string) =>
   key.length <= 200 ? key : `#${createHash('sha256').update(key).digest('base64')}`
 
-function storeLimit(o: LimitOptions, store: Store, fallback: Limit): Limit {
+function storeLimit(o: LimitOptions, made: () => Promise<Store>, fallback: Limit): Limit {
   return {
     async take(key) {
       try {
-        return await takeFrom(o, store, shortKey(key))
+        return await takeFrom(o, await made(), shortKey(key))
       } catch {
         return fallback.take(key)
       }
     },
     async give(key) {
-      await giveTo(store, shortKey(key)).catch(() => fallback.give(key))
+      await made()
+        .then((store) => giveTo(store, shortKey(key)))
+        .catch(() => fallback.give(key))
     },
     async spent(key) {
       try {
-        const res = await store.get(shortKey(key))
+        const res = await (await made()).get(shortKey(key))
         return res !== null && res.consumedPoints >= o.points
       } catch {
         return fallback.spent(key)
@@ -103,7 +126,7 @@ async function takeFrom(o: LimitOptions, store: Store, key: string): Promise<num
     await store.consume(key)
     return 0
   } catch (e) {
-    if (!(e instanceof RateLimiterRes)) throw e
+    if (!(e instanceof (await loadLibrary()).RateLimiterRes)) throw e
     if (o.inFlight) await store.reward(key)
     return Math.max(1, e.msBeforeNext)
   }
@@ -123,31 +146,42 @@ async function giveTo(store: Store, key: string): Promise<void> {
  * to the younger generation with its count.
  */
 function memoryLimit(o: LimitOptions, maxKeys: number): Limit {
-  const generation = () => ({
-    store: new RateLimiterMemory({ points: o.points, duration: o.seconds }),
-    keys: new Set<string>(),
-  })
-  let young = generation()
-  let old = generation()
+  type Generation = { store: Store; keys: Set<string> }
+  let generation: (() => Generation) | undefined
+  let young: Generation | undefined
+  let old: Generation | undefined
+  const loaded = async () => {
+    if (!generation) {
+      const { RateLimiterMemory } = await loadLibrary()
+      generation ??= () => ({
+        store: new RateLimiterMemory({ points: o.points, duration: o.seconds }),
+        keys: new Set<string>(),
+      })
+    }
+    young ??= generation()
+    old ??= generation()
+    return { young, old, generation }
+  }
   const storeOf = async (key: string): Promise<Store> => {
-    const { store } = young
-    if (young.keys.has(key)) return store
-    young.keys.add(key)
-    if (old.keys.delete(key)) {
-      const res = await old.store.get(key)
-      await old.store.delete(key)
+    const gens = await loaded()
+    const { store } = gens.young
+    if (gens.young.keys.has(key)) return store
+    gens.young.keys.add(key)
+    if (gens.old.keys.delete(key)) {
+      const res = await gens.old.store.get(key)
+      await gens.old.store.delete(key)
       if (res && res.msBeforeNext > 0)
         await store.set(key, res.consumedPoints, Math.ceil(res.msBeforeNext / 1000))
     }
-    if (young.keys.size >= maxKeys / 2) {
+    if (young && old && young.keys.size >= maxKeys / 2) {
       for (const k of old.keys) void old.store.delete(k)
       old = young
-      young = generation()
+      young = gens.generation()
     }
     return store
   }
   const find = (key: string): Store | null =>
-    young.keys.has(key) ? young.store : old.keys.has(key) ? old.store : null
+    young?.keys.has(key) ? young.store : old?.keys.has(key) ? old.store : null
   return {
     async take(key) {
       return takeFrom(o, await storeOf(key), key)
@@ -160,6 +194,6 @@ function memoryLimit(o: LimitOptions, maxKeys: number): Limit {
       const res = await find(key)?.get(key)
       return res != null && res.consumedPoints >= o.points
     },
-    tracked: () => young.keys.size + old.keys.size,
+    tracked: () => (young?.keys.size ?? 0) + (old?.keys.size ?? 0),
   }
 }

@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import { z } from '#zod'
 import { MAX_ID } from '../db/material-repo.js'
 import { UeError } from '../shared/errors.js'
 import { isSafeThumbnail } from './sanitize.js'

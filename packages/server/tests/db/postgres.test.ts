@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
+import { CamelCasePlugin, Kysely, PostgresDialect, sql } from '#kysely'
 import { createFileIndex } from '../../src/db/file-index.js'
 import { createMaterialRepository } from '../../src/db/material-repo.js'
 import { openMetadataStore } from '../../src/db/open.js'

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import type { CompiledQuery } from 'kysely'
+import type { CompiledQuery } from '#kysely'
 import {
   countedPageQuery,
   documentPageQuery,
