@@ -14,7 +14,7 @@ import {
   ueditorConfig,
   using,
 } from '../context.js'
-import { cpuText, postgresCpu, postgresDatabase } from '../postgres.js'
+import { type CpuPerRequest, cpuText, postgresCpu, postgresDatabase } from '../postgres.js'
 import { type ServerProcess, startUeditor } from '../processes.js'
 import type { Row } from '../report.js'
 
@@ -38,8 +38,12 @@ interface Flood {
   refused: number[]
   /** Answers other than SUCCESS and UE_RATE_LIMITED, by code. */
   other: Map<string, number>
-  /** CPU µs per request of the nodes (together) and, on PostgreSQL, of the cluster. */
-  cpu: { server: number; database?: number }
+  /**
+   * CPU µs per accepted and per refused upload of the nodes (together) and, on PostgreSQL, of
+   * the cluster: each request's share read around it, as the flood sends one at a time.
+   */
+  acceptedCpu: CpuPerRequest
+  refusedCpu: CpuPerRequest
 }
 
 function imageUpload(token: string) {
@@ -65,12 +69,17 @@ async function flood(
   database?: () => number,
 ): Promise<Flood> {
   const request = imageUpload(token)
-  const result: Flood = { accepted: [], refused: [], other: new Map(), cpu: { server: 0 } }
+  const answers = { accepted: [] as number[], refused: [] as number[] }
+  const other = new Map<string, number>()
+  const spent = {
+    accepted: { server: 0, database: 0 },
+    refused: { server: 0, database: 0 },
+  }
   const serverCpu = () => nodes.reduce((sum, n) => sum + n.cpuMicros(), 0)
-  const cpuBefore = serverCpu()
-  const databaseBefore = database?.()
   for (let i = 0; i < count; i++) {
     const node = nodes[i % nodes.length] as ServerProcess
+    const cpuBefore = serverCpu()
+    const databaseBefore = database?.() ?? 0
     const began = performance.now()
     const res = await sendFrom(`${node.url}/ueditor?action=image`, {
       method: 'POST',
@@ -83,17 +92,34 @@ async function flood(
     try {
       answer = JSON.parse(res.body.toString())
     } catch {}
-    if (answer.state === 'SUCCESS') result.accepted.push(ms)
-    else if (answer.code === 'UE_RATE_LIMITED') result.refused.push(ms)
-    else {
+    const kind =
+      answer.state === 'SUCCESS'
+        ? 'accepted'
+        : answer.code === 'UE_RATE_LIMITED'
+          ? 'refused'
+          : undefined
+    if (kind === undefined) {
       const code = answer.code ?? `HTTP ${res.status}`
-      result.other.set(code, (result.other.get(code) ?? 0) + 1)
+      other.set(code, (other.get(code) ?? 0) + 1)
+      continue
+    }
+    answers[kind].push(ms)
+    spent[kind].server += serverCpu() - cpuBefore
+    spent[kind].database += (database?.() ?? 0) - databaseBefore
+  }
+  const perRequest = (kind: 'accepted' | 'refused'): CpuPerRequest => {
+    const n = Math.max(answers[kind].length, 1)
+    return {
+      server: spent[kind].server / n,
+      ...(database ? { database: spent[kind].database / n } : {}),
     }
   }
-  result.cpu.server = (serverCpu() - cpuBefore) / count
-  if (database && databaseBefore !== undefined)
-    result.cpu.database = (database() - databaseBefore) / count
-  return result
+  return {
+    ...answers,
+    other,
+    acceptedCpu: perRequest('accepted'),
+    refusedCpu: perRequest('refused'),
+  }
 }
 
 /** The flood's answers other than SUCCESS and UE_RATE_LIMITED fail the scenario loudly. */
@@ -149,8 +175,8 @@ export function sharedLimiterScenarios(p: Profile): Promise<Row[]> {
       const answered = (f: Flood) =>
         `${f.accepted.length} accepted, ${f.refused.length} × UE_RATE_LIMITED`
       const times = (f: Flood) =>
-        `median refused ${fmt(median(f.refused), 2)} ms, accepted ${fmt(median(f.accepted), 2)} ms; ` +
-        `CPU per request: ${cpuText(f.cpu)}`
+        `median refused ${fmt(median(f.refused), 2)} ms (CPU ${cpuText(f.refusedCpu)}), ` +
+        `accepted ${fmt(median(f.accepted), 2)} ms (CPU ${cpuText(f.acceptedCpu)})`
       const refusedRatio = median(shared.refused) / median(single.refused)
       const acceptedRatio = median(shared.accepted) / median(single.accepted)
       return [
@@ -186,9 +212,12 @@ export function sharedLimiterScenarios(p: Profile): Promise<Row[]> {
             sqliteAcceptedMedianMs: median(single.accepted),
             refusedRatio,
             acceptedRatio,
-            serverCpuMicrosPerRequest: shared.cpu.server,
-            postgresCpuMicrosPerRequest: shared.cpu.database ?? Number.NaN,
-            sqliteServerCpuMicrosPerRequest: single.cpu.server,
+            refusedServerCpuMicros: shared.refusedCpu.server,
+            refusedPostgresCpuMicros: shared.refusedCpu.database ?? Number.NaN,
+            acceptedServerCpuMicros: shared.acceptedCpu.server,
+            acceptedPostgresCpuMicros: shared.acceptedCpu.database ?? Number.NaN,
+            sqliteRefusedServerCpuMicros: single.refusedCpu.server,
+            sqliteAcceptedServerCpuMicros: single.acceptedCpu.server,
           },
         },
       ]
