@@ -34,6 +34,7 @@ import { formulaFloodScenario } from './scenarios/formula-flood.js'
 import { listingScenarios, postgresListingScenarios } from './scenarios/listings.js'
 import { materialsScenarios, postgresMaterialsScenarios } from './scenarios/materials.js'
 import { resumableUploadScenarios } from './scenarios/resumable.js'
+import { sharedLimiterScenarios } from './scenarios/shared-limiter.js'
 import { startUpScenarios } from './scenarios/start-up.js'
 import { largeUploadScenarios, smallUploadScenarios } from './scenarios/uploads.js'
 import { wordScenario } from './scenarios/word.js'
@@ -50,6 +51,7 @@ const SCENARIOS: [string, (p: Profile) => Promise<Row[]>][] = [
   ['materials search', materialsScenarios],
   ['listImage on PostgreSQL', postgresListingScenarios],
   ['materials search on PostgreSQL', postgresMaterialsScenarios],
+  ['shared limiter', sharedLimiterScenarios],
   ['catch', catchScenario],
   ['formula flood', formulaFloodScenario],
   ['Word', wordScenario],
