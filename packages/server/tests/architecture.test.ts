@@ -219,6 +219,8 @@ test('every package the tests of a package import is declared in that package.js
       ...['dependencies', 'optionalDependencies', 'peerDependencies', 'devDependencies'].flatMap(
         (field) => Object.keys(manifest[field] ?? {}),
       ),
+      // The package's own import map (`#kysely`): what it names is declared above.
+      ...Object.keys(manifest.imports ?? {}),
     ])
     const root = join(packages, pkg, 'tests')
     return readdirSync(root, { recursive: true, encoding: 'utf8' })
