@@ -70,7 +70,9 @@ export function wordSummary(w: WordConverter): WordSummary {
   const pictures = w.draw
     ? 'Word pictures (EMF/WMF) are converted to PNG'
     : 'Word pictures (EMF/WMF) fail to convert (no LibreOffice Draw)'
-  const doc = w.writer ? '.doc import available' : '.doc import unavailable (no LibreOffice Writer)'
+  const doc = w.writer
+    ? 'Writer found for .doc import'
+    : '.doc import unavailable (no LibreOffice Writer)'
   return {
     ready: missing.length === 0,
     known: true,

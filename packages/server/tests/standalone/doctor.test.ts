@@ -51,7 +51,7 @@ function lines(stdout: string): string[] {
 
 /** The word line for a LibreOffice with Draw and Writer at `soffice`. */
 const wordReady = (soffice: string) =>
-  `ok    word: LibreOffice ${soffice}: Word pictures (EMF/WMF) are converted to PNG, .doc import available`
+  `ok    word: LibreOffice ${soffice}: Word pictures (EMF/WMF) are converted to PNG, Writer found for .doc import`
 
 test('doctor passes a fresh setup and says what start will create, writing nothing', async (t) => {
   const dir = await tempDir(t, 'ueditor-doctor-')

@@ -60,7 +60,7 @@ describe('doctor and the start-up lines say whether Word conversion works and wh
   test('with the LibreOffice on PATH, doctor and the banner say Word pictures and .doc import work', {
     skip: SOFFICE === null ? INSTALL_LIBREOFFICE : false,
   }, async (t) => {
-    const ready = `LibreOffice ${SOFFICE}: Word pictures (EMF/WMF) are converted to PNG, .doc import available`
+    const ready = `LibreOffice ${SOFFICE}: Word pictures (EMF/WMF) are converted to PNG, Writer found for .doc import`
     assert.deepEqual((await doctorWord(t, {}))[0], `ok    word: ${ready}`)
     assert.equal(await bannerWord(t, {}), ready)
   })
