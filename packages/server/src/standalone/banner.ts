@@ -51,7 +51,7 @@ export function bannerText(server: RunningServer, version: string): string {
   out += row('auth', authSummary(config, server.ue.auth))
   const word = wordSummary(wordConverter(config.images))
   out += row('word', word.fix ? `${word.message}; install: ${word.fix}` : word.message)
-  out += row('Word import', wordSupportLine(wordSupport(config)))
+  out += row('word import', wordSupportLine(wordSupport(config)))
   if (isPublicBind(config.http.host)) {
     const reach = wildcard
       ? `every address of this machine (${config.http.host})`

@@ -176,7 +176,7 @@ test('the banner names the page, the endpoint, /healthz, /readyz, the data folde
   assert.ok(lines.includes(`  ready:                       ${srv.url}/readyz`), text)
   assert.ok(lines.includes(`  data folder:                 ${srv.dataDir}`), text)
   assert.ok(
-    lines.some((l) => /^ {2}Word import: {17}\.docx( and \.doc \(| only: )/.test(l)),
+    lines.some((l) => /^ {2}word import: {17}\.docx( and \.doc \(| only: )/.test(l)),
     text,
   )
   assert.doesNotMatch(text, /warning/)
