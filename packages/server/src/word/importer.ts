@@ -5,7 +5,8 @@ import { runSoffice } from '../images/soffice.js'
 import { deadline } from '../shared/deadline.js'
 import { UeError } from '../shared/errors.js'
 import { checkCompoundFile, containerOf } from './container.js'
-import { type DocxHtml, docxToHtml } from './docx-html.js'
+import type { DocxHtml } from './docx-html.js'
+import { docxInThread } from './docx-thread.js'
 import { type PackageLimits, readDocxPackage } from './package.js'
 
 export interface WordImportOptions {
@@ -60,18 +61,18 @@ export function createWordImporter(o: WordImportOptions): WordImporter {
       try {
         const work = queue.run(client, 1, limit.signal, async () => {
           limit.dispose()
-          const left = Math.max(1000, ms - (Date.now() - started))
-          const docx = container === 'cfb' ? await docToDocx(o, path, left) : undefined
+          const left = () => Math.max(1000, ms - (Date.now() - started))
+          const docx = container === 'cfb' ? await docToDocx(o, path, left()) : undefined
           try {
             const pkg = await readDocxPackage(docx?.path ?? path, o.limits)
-            return await docxToHtml(pkg, o.maxPictures)
+            return await docxInThread(pkg, o.maxPictures, left(), tooLong)
           } finally {
             await docx?.dispose()
           }
         })
         work.catch(() => {})
-        // Mammoth cannot be stopped midway: the caller is answered at the limit, and the slot
-        // stays taken until the work ends.
+        // Reading the package is not bounded by the thread's limit: the caller is answered at
+        // the overall limit all the same.
         const overrun = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(tooLong()), ms)
         })

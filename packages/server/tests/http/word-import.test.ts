@@ -366,4 +366,29 @@ describe('Word import', () => {
       await nothingStored(srv)
     })
   })
+
+  test('a long document is converted off the event loop, which stays free for other requests meanwhile', async (t) => {
+    // The server runs in this process: a timer ticking every 10 ms shows how long its event
+    // loop was held at once.
+    const srv = await startTestServer(t)
+    // About 6,000 paragraphs of 0.6 MB of XML: mammoth reads them in one synchronous pass.
+    const body = Array.from(
+      { length: 6_000 },
+      (_, i) =>
+        `<w:p><w:r><w:rPr><w:b/></w:rPr><w:t>Paragraph ${i} of the long report.</w:t></w:r></w:p>`,
+    ).join('')
+    let last = performance.now()
+    let longest = 0
+    const ticks = setInterval(() => {
+      const now = performance.now()
+      longest = Math.max(longest, now - last)
+      last = now
+    }, 10)
+    t.after(() => clearInterval(ticks))
+    const answer = await importWord(srv, docx({ body }), 'long.docx')
+    clearInterval(ticks)
+    assert.equal(answer.state, 'SUCCESS', JSON.stringify(answer).slice(0, 300))
+    assert.match(answer.html ?? '', /Paragraph 5999 of the long report/)
+    assert.ok(longest < 500, `the event loop was held for ${Math.round(longest)} ms at once`)
+  })
 })
