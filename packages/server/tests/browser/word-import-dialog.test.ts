@@ -6,7 +6,7 @@ import { docx, drawing, IMAGE_REL } from '../helpers/docx.js'
 import { png } from '../helpers/fixtures.js'
 import { startTestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
-import { test } from '../helpers/test.js'
+import { type TestContext, test } from '../helpers/test.js'
 
 const TOKEN = 'word-import-token-0123456789ab'
 
@@ -69,9 +69,10 @@ window.start = async function () {
 }
 </script>`
 
-test('the contentimport dialog sends a .docx to the server with the editor’s serverHeaders and inserts the HTML it answers, its picture stored', async (t) => {
+/** The editor page and its contentimport dialog, served by a real server; null without Chromium. */
+async function openDialog(t: TestContext) {
   const browser = await launchChromium(t)
-  if (!browser) return
+  if (!browser) return null
   const site = await tempDir(t, 'ueditor-word-site-')
   await writeFile(join(site, 'index.html'), PAGE)
   const dialogDir = join(site, 'ueditor-plus', 'dialogs', 'contentimport')
@@ -86,6 +87,13 @@ test('the contentimport dialog sends a .docx to the server with the editor’s s
   await page.evaluate(() => (window as unknown as { start(): Promise<void> }).start())
   const dialog = page.frame({ url: /contentimport\.html$/ })
   assert.ok(dialog, 'the dialog frame is open')
+  return { srv, page, dialog }
+}
+
+test('the contentimport dialog sends a .docx to the server with the editor’s serverHeaders and inserts the HTML it answers, its picture stored', async (t) => {
+  const opened = await openDialog(t)
+  if (!opened) return
+  const { srv, page, dialog } = opened
 
   const word = docx({
     body: `<w:p><w:r><w:rPr><w:b/></w:rPr><w:t>Imported on the server</w:t></w:r></w:p>${drawing('r:embed="rId5"')}`,
@@ -128,22 +136,9 @@ test('the contentimport dialog sends a .docx to the server with the editor’s s
 })
 
 test('a refusal of the server is shown in the dialog, and nothing is inserted', async (t) => {
-  const browser = await launchChromium(t)
-  if (!browser) return
-  const site = await tempDir(t, 'ueditor-word-site-')
-  await writeFile(join(site, 'index.html'), PAGE)
-  const dialogDir = join(site, 'ueditor-plus', 'dialogs', 'contentimport')
-  await mkdir(dialogDir, { recursive: true })
-  await writeFile(join(dialogDir, 'contentimport.html'), DIALOG)
-  const srv = await startTestServer(t, {
-    auth: { tokens: [`alice:${TOKEN}`] },
-    site: { dir: site },
-  })
-  const page = await browser.newPage()
-  await page.goto(`${srv.url}/`)
-  await page.evaluate(() => (window as unknown as { start(): Promise<void> }).start())
-  const dialog = page.frame({ url: /contentimport\.html$/ })
-  assert.ok(dialog)
+  const opened = await openDialog(t)
+  if (!opened) return
+  const { srv, dialog } = opened
   await dialog.setInputFiles('#contentImport', {
     name: 'macros.docx',
     mimeType: 'application/octet-stream',
