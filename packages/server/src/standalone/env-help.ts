@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { packageFile } from '../shared/package-files.js'
 
 /** One line of `--help`'s table: a variable and what it sets. */
 export type EnvHelpLine = readonly [name: string, help: string]
@@ -16,8 +18,8 @@ interface Saved {
  * digest of the config modules it came from; a saved table that does not match them (a build
  * by `tsc` alone, an edited default) is not used, and the table is read from the schema again.
  */
-const SAVED = new URL('./env-help.json', import.meta.url)
-const CONFIG = new URL('../config/', import.meta.url)
+const SAVED = packageFile('dist/src/standalone/env-help.json')
+const CONFIG = packageFile('dist/src/config')
 
 /** The variables' lines of `--help`, in the order `docs/config.md` lists them. */
 export async function envHelpLines(): Promise<EnvHelpLine[]> {
@@ -46,6 +48,6 @@ function configDigest(): string {
   for (const name of readdirSync(CONFIG)
     .filter((n) => n.endsWith('.js'))
     .sort())
-    hash.update(name).update(readFileSync(new URL(name, CONFIG)))
+    hash.update(name).update(readFileSync(join(CONFIG, name)))
   return hash.digest('hex')
 }

@@ -1,4 +1,5 @@
-import { fileURLToPath } from 'node:url'
+import { sep } from 'node:path'
+import { packageFile } from '../shared/package-files.js'
 import { envHelpLines } from './env-help.js'
 
 /** How every command takes the service's environment file. */
@@ -79,9 +80,9 @@ export  writes every category and material as JSON (to stdout without a file).
 Both use the same configuration as "serve" (--env-file, UEDITOR_CONFIG, UEDITOR_* variables).
 Without --create-index neither creates an index that does not exist.`
 
-/** The docs this package carries (dist/src/standalone → package root → docs), as a path. */
+/** The docs this package carries, as a path (ending in a separator). */
 export function docsFolder(): string {
-  return fileURLToPath(new URL('../../../docs/', import.meta.url))
+  return packageFile('docs', sep)
 }
 
 /** `ueditor-server --help`: the commands, then every environment variable the server reads. */

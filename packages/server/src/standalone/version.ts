@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
+import { packageFile } from '../shared/package-files.js'
 
-/** This package's version, read from its package.json (dist/src/standalone → package root). */
+/** This package's version, read from its package.json. */
 export function packageVersion(): string {
-  const file = new URL('../../../package.json', import.meta.url)
+  const file = packageFile('package.json')
   return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version
 }

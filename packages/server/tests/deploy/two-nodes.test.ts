@@ -13,7 +13,7 @@ import { environmentSources, resolveEnvironment, systemdReading } from '../helpe
 import { tempDir } from '../helpers/temp-dir.js'
 import { type TestContext, test } from '../helpers/test.js'
 
-const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
 const UNITS = '/etc/systemd/system'
 const EDITOR_TOKEN = 'editor-token-0123456789abcdef'
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef'
@@ -102,7 +102,7 @@ async function startUnit(
 ): Promise<Node> {
   const sources = environmentSources(name, await unitTexts(root, name))
   const exec =
-    /^\/usr\/bin\/node \/opt\/ueditor\/node_modules\/@ueditor-backend\/server\/dist\/src\/standalone\/main\.js$/
+    /^\/usr\/bin\/node \/opt\/ueditor\/node_modules\/@ueditor-backend\/server\/dist\/bin\/ueditor-server\.js$/
   assert.match(sources.keys.get('ExecStart') ?? '', exec, `${name} starts the installed server`)
   const cwd = join(root, sources.keys.get('WorkingDirectory') ?? '/')
   await mkdir(cwd, { recursive: true })

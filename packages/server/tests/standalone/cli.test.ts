@@ -113,7 +113,7 @@ const RELATIVE_URLS_WARNING =
 
 /** Starts the binary, waits for its banner, stops it with SIGTERM; returns its stderr lines. */
 async function startAndStop(env: NodeJS.ProcessEnv): Promise<string[]> {
-  const main = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
+  const main = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
   const child = spawn(process.execPath, [main], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

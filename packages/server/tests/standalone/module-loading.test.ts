@@ -8,7 +8,7 @@ import { listeningUrl, untilReady } from '../helpers/server-process.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { test } from '../helpers/test.js'
 
-const MAIN = fileURLToPath(new URL('../../src/standalone/main.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
 const WATCH = fileURLToPath(new URL('../helpers/module-watch.js', import.meta.url))
 const DEADLINE = { timeout: 90_000 }
 
@@ -86,13 +86,14 @@ test(
     )
     const loaded = packagesIn(record)
     // The record is complete: what every start needs is in it.
-    assert.ok(loaded.has('pino'), 'pino')
-    // Kysely and zod load as one bundled module each, never as the packages' own modules.
+    assert.ok(loaded.has('better-sqlite3'), 'better-sqlite3')
+    // The binary is one bundle: none of the server's compiled modules, nor the packages every
+    // start needs, load from their own files.
     const text = readFileSync(record, 'utf8')
-    for (const bundle of ['kysely', 'zod']) {
-      assert.match(text, new RegExp(`dist/src/vendor/${bundle}\\.js`), bundle)
-      assert.ok(!loaded.has(bundle), `${bundle} loaded from its package`)
-    }
+    assert.match(text, /dist\/bin\/ueditor-server\.js/)
+    assert.doesNotMatch(text, /dist\/src\//)
+    for (const bundled of ['kysely', 'zod', 'pino', 'prom-client', 'lru-cache', 'ipaddr.js'])
+      assert.ok(!loaded.has(bundled), `${bundled} loaded from its package`)
     assert.deepEqual(
       OPTIONAL.filter((p) => loaded.has(p)),
       [],
@@ -116,7 +117,14 @@ test(
       const out = await runWatched([flag], { UE_TEST_MODULES_RECORD: record }, dir)
       assert.equal(out.code, 0, out.stderr)
       assert.deepEqual([...packagesIn(record)], [], flag)
-      assert.doesNotMatch(readFileSync(record, 'utf8'), /dist\/src\/(server|config\/schema)\.js/)
+      // The bundle's chunks it loaded hold none of the server, its config schema or the index.
+      const chunks = readFileSync(record, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('/dist/bin/'))
+        .map((line) => readFileSync(fileURLToPath(line), 'utf8'))
+      assert.ok(chunks.length > 0, `${flag}: the record names the chunks loaded`)
+      for (const name of ['createUeditorServer', 'ServerConfigSchema', 'openMetadataStore'])
+        assert.ok(!chunks.some((c) => c.includes(name)), `${flag} loaded ${name}`)
     }
   },
 )
