@@ -12,6 +12,7 @@ import { fileCountsUp } from './file-counts.js'
 import { fileDayCountsUp } from './file-day-counts.js'
 import { isPostgres } from './identity.js'
 import { materialSearchUp } from './material-search-schema.js'
+import { createFromSavedSchema } from './sqlite-saved-schema.js'
 
 // Migrations see the database as it was when they were written, hence Kysely<any>.
 // biome-ignore lint/suspicious/noExplicitAny: schema changes over time; see Kysely's migration docs
@@ -281,11 +282,17 @@ function withId<T extends string>(
 }
 
 /**
- * Brings the schema to the latest migration and returns the names of the migrations it ran;
+ * Brings the schema to the latest migration and returns the names of the migrations it ran (a
+ * new SQLite index gets the saved schema instead, unless `savedSchema` is false);
  * throws UE_INDEX_NEWER when the index has run migrations this release does not know (a newer
  * release migrated it), and UE_INDEX_FAILED naming the one that failed.
  */
-export async function migrateToLatest(db: AnyDb): Promise<string[]> {
+export async function migrateToLatest(
+  db: AnyDb,
+  o: { savedSchema: boolean } = { savedSchema: true },
+): Promise<string[]> {
+  const names = Object.keys(MIGRATIONS).sort()
+  if (o.savedSchema && !isPostgres(db) && (await savedSchemaCreated(db, names))) return names
   await refuseNewer(db)
   const { error, results } = await new Migrator({
     db,
@@ -300,6 +307,14 @@ export async function migrateToLatest(db: AnyDb): Promise<string[]> {
     detail: `migration failed: ${failed.length > 0 ? failed.join(', ') : 'before running any'}`,
     cause: error,
   })
+}
+
+async function savedSchemaCreated(db: AnyDb, names: readonly string[]): Promise<boolean> {
+  try {
+    return await createFromSavedSchema(db, names)
+  } catch (cause) {
+    throw new UeError('UE_INDEX_FAILED', { detail: 'creating the index schema failed', cause })
+  }
 }
 
 /** The newest migration this release has. */

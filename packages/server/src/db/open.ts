@@ -68,7 +68,7 @@ export async function openMetadataStore(cfg: IndexConfig): Promise<MetadataStore
   }
 }
 
-async function openSqlite(
+export async function openSqlite(
   cfg: SqliteIndexConfig,
 ): Promise<{ db: Kysely<DbSchema>; snapshots: SyncSnapshots }> {
   try {
