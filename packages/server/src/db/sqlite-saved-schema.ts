@@ -44,7 +44,9 @@ export async function createFromSavedSchema(
       for (const statement of SQLITE_SCHEMA.statements) await sql.raw(statement).execute(c)
       const now = new Date().toISOString()
       for (const name of migrations)
-        await sql`insert into kysely_migration (name, timestamp) values (${name}, ${now})`.execute(c)
+        await sql`insert into kysely_migration (name, timestamp) values (${name}, ${now})`.execute(
+          c,
+        )
       await sql`insert into kysely_migration_lock (id, is_locked) values ('migration_lock', 0)`.execute(
         c,
       )
