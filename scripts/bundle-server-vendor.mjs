@@ -5,40 +5,19 @@
 // packages' own 262 and 95 ES modules in about 0.3 s of a start's CPU; one module each takes
 // a fifth of that (docs/architecture.md, "What loads when"). The packages stay dependencies:
 // the bundles are built from the installed versions, whose licences they keep.
-//
-// `#zod` is zod/mini, whose schemas cost a fraction of classic zod's to build, with the English
-// messages classic zod sets by itself (mini sets none: every issue would read "Invalid input").
-// zod's other locales, half of the package's code, are left out: `z.locales` holds `en` only.
+// `#zod` is zod/mini (scripts/zod-mini.mjs).
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { join, sep } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
+import { ZOD_ENTRY, zodEnglishOnly } from './zod-mini.mjs'
 
 const server = fileURLToPath(new URL('../packages/server/', import.meta.url))
 const outdir = join(server, 'dist/src/vendor')
 mkdirSync(outdir, { recursive: true })
 const bundles = {
   kysely: { pkg: 'kysely', entry: 'kysely', contents: "export * from 'kysely'\n" },
-  zod: {
-    pkg: 'zod',
-    entry: 'zod/mini',
-    contents: "import { config, locales } from 'zod/mini'\nconfig(locales.en())\nexport * from 'zod/mini'\n",
-  },
-}
-/** zod's `locales` namespace (of zod/mini and of its core) with English alone. */
-const englishOnly = {
-  name: 'zod-english-only',
-  setup(b) {
-    b.onResolve({ filter: /\/locales\/index\.js$/ }, ({ importer, resolveDir }) =>
-      importer.includes(`${sep}node_modules${sep}zod${sep}`)
-        ? { path: 'en', namespace: 'zod-locales', pluginData: resolveDir }
-        : undefined,
-    )
-    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, ({ pluginData }) => ({
-      contents: "export { default as en } from '../locales/en.js'\n",
-      resolveDir: pluginData,
-    }))
-  },
+  zod: { pkg: 'zod', entry: 'zod/mini', contents: ZOD_ENTRY },
 }
 // A package bundled by an earlier build and no longer is must not stay importable.
 for (const file of readdirSync(outdir))
@@ -62,7 +41,7 @@ for (const [name, { pkg: packageName, entry, contents }] of Object.entries(bundl
       js: `// ${entry} ${pkg.version} (${pkg.license} licence, ${pkg.homepage ?? pkg.repository?.url ?? ''}), bundled by scripts/bundle-server-vendor.mjs`,
     },
     outfile: join(outdir, `${name}.js`),
-    plugins: [englishOnly],
+    plugins: [zodEnglishOnly],
     logLevel: 'warning',
   })
 }

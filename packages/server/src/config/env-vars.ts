@@ -1,4 +1,4 @@
-import type { z } from '#zod'
+import type * as z from '#zod'
 import { isPlainObject } from '../shared/plain-object.js'
 import { isSizeSchema, ServerConfigSchema } from './schema.js'
 import { defOf, knownKeysAt, schemasAt } from './schema-keys.js'

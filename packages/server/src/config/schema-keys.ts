@@ -1,4 +1,4 @@
-import type { z } from '#zod'
+import type * as z from '#zod'
 
 export interface Def {
   type: string
@@ -34,7 +34,10 @@ export function knownKeysAt(schema: z.ZodMiniType, path: readonly (string | numb
  * The schemas that check the value at `path` of `schema`, one per union member it can sit in,
  * as declared there (with their default, optional and pipe still around them).
  */
-export function schemasAt(schema: z.ZodMiniType, path: readonly (string | number)[]): z.ZodMiniType[] {
+export function schemasAt(
+  schema: z.ZodMiniType,
+  path: readonly (string | number)[],
+): z.ZodMiniType[] {
   if (path.length === 0) return [schema]
   const [head, ...rest] = path
   return membersOf(schema).flatMap((node) => {
