@@ -11,19 +11,22 @@
 //   are bundled with what they import. Optional packages, native ones and those a request loads
 //   first are looked up in node_modules as before, so an absent optional package is still
 //   named by the server and by doctor.
+// - `#zod` is built here from zod/mini itself, as the vendor bundle is (scripts/zod-mini.mjs), so
+//   only the part of zod the server's schemas use is bundled (60 KB of the vendor bundle's 250).
 // - Worker threads start from a file: each worker module is an entry of its own, emitted beside
 //   the chunks under the name the code gives it (`new URL('./worker.js', import.meta.url)`).
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
+import { ZOD_ENTRY, zodEnglishOnly } from './zod-mini.mjs'
 
 const server = fileURLToPath(new URL('../packages/server/', import.meta.url))
 const compiled = join(server, 'dist/src')
 const outdir = join(server, 'dist/bin')
 
 /** The packages every start loads; they come into the bundle with all they import. */
-const START = new Set(['pino', 'prom-client', 'lru-cache', 'ipaddr.js'])
+const START = new Set(['pino', 'prom-client', 'lru-cache', 'ipaddr.js', 'kysely', 'zod'])
 /** Imported by a bundled package, but kept a package: pino's transports start it from its files. */
 const KEEP = new Set(['thread-stream'])
 const WORKERS = {
@@ -52,6 +55,17 @@ const packagesOnlyWhereNeeded = {
   },
 }
 
+const zodFromItsPackage = {
+  name: 'zod-from-its-package',
+  setup(b) {
+    b.onResolve({ filter: /^#zod$/ }, () => ({ path: 'zod', namespace: 'zod-entry' }))
+    b.onLoad({ filter: /.*/, namespace: 'zod-entry' }, () => ({
+      contents: ZOD_ENTRY,
+      resolveDir: server,
+    }))
+  },
+}
+
 rmSync(outdir, { recursive: true, force: true })
 const result = await build({
   entryPoints: Object.fromEntries(
@@ -72,10 +86,10 @@ const result = await build({
   banner: {
     js: "import { createRequire as __ueCreateRequire } from 'node:module'; const require = __ueCreateRequire(import.meta.url);",
   },
-  plugins: [packagesOnlyWhereNeeded],
+  plugins: [zodFromItsPackage, zodEnglishOnly, packagesOnlyWhereNeeded],
   // From the package itself, not the one-module copy the compiled modules import: Kysely marks
   // its modules free of side effects, so the dialects and builders the server never uses are
-  // left out (half of Kysely's code).
+  // left out.
   alias: { '#kysely': 'kysely' },
   metafile: true,
   logLevel: 'warning',
@@ -106,9 +120,9 @@ for (const input of Object.keys(result.metafile.inputs)) {
   })
 }
 writeFileSync(
-  join(outdir, 'THIRD-PARTY-LICENSES.md'),
-  `# Packages bundled into ueditor-server\n\n${[...bundled]
+  join(outdir, 'THIRD-PARTY-LICENSES.txt'),
+  `ueditor-server bundles these packages; each one's licence follows its name.\n\n${[...bundled]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, p]) => `## ${name} ${p.version} (${p.license})\n\n\`\`\`text\n${p.text}\n\`\`\`\n`)
+    .map(([name, p]) => `==== ${name} ${p.version} (${p.license}) ====\n\n${p.text}\n`)
     .join('\n')}`,
 )

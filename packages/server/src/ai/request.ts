@@ -1,4 +1,4 @@
-import { z } from '#zod'
+import * as z from '#zod'
 import { UeError } from '../shared/errors.js'
 import type { ChatMessage } from './model-client.js'
 
@@ -15,27 +15,27 @@ export interface AiAsk {
 }
 
 const text = z.string()
-const part = z.looseObject({ type: z.string(), text: z.string().optional() })
+const positiveInt = z.number().check(z.int(), z.positive())
+const part = z.looseObject({ type: z.string(), text: z.optional(z.string()) })
 
 const ModStartBody = z.looseObject({
-  systemPrompt: text.optional(),
-  prompt: text.optional(),
+  systemPrompt: z.optional(text),
+  prompt: z.optional(text),
 })
 
 const OpenAiBody = z.looseObject({
-  model: z.string().max(200).optional(),
+  model: z.optional(z.string().check(z.maxLength(200))),
   messages: z
     .array(
       z.looseObject({
         role: z.enum(['system', 'developer', 'user', 'assistant']),
-        content: z.union([text, z.array(part).max(64), z.null()]),
+        content: z.union([text, z.array(part).check(z.maxLength(64)), z.null()]),
       }),
     )
-    .min(1)
-    .max(64),
-  stream: z.boolean().optional(),
-  max_tokens: z.number().int().positive().optional(),
-  max_completion_tokens: z.number().int().positive().optional(),
+    .check(z.minLength(1), z.maxLength(64)),
+  stream: z.optional(z.boolean()),
+  max_tokens: z.optional(positiveInt),
+  max_completion_tokens: z.optional(positiveInt),
 })
 
 /**
@@ -110,7 +110,7 @@ function normalise(messages: ChatMessage[]): ChatMessage[] {
   return kept
 }
 
-function invalid(error: z.ZodError): UeError {
+function invalid(error: z.core.$ZodError): UeError {
   const issue = error.issues[0]
   const where = issue?.path.join('.') || 'body'
   return new UeError('UE_VALIDATION_FAILED', { detail: `${where}: ${issue?.message ?? 'invalid'}` })

@@ -1,4 +1,4 @@
-import type { z } from '#zod'
+import type * as z from '#zod'
 import { isPlainObject } from '../shared/plain-object.js'
 import { isSizeSchema, ServerConfigSchema } from './schema.js'
 import { defOf, knownKeysAt, schemasAt } from './schema-keys.js'
@@ -157,7 +157,7 @@ const LINES: readonly EnvLine[] = [
  */
 export function envVarsOf(
   lines: readonly EnvLine[],
-  schema: z.ZodType = ServerConfigSchema,
+  schema: z.ZodMiniType = ServerConfigSchema,
 ): EnvVar[] {
   return lines.map(([name, path, override = {}]) => {
     const paths = expand(schema, path.split('.'))
@@ -238,7 +238,7 @@ interface Setting {
 }
 
 /** The paths `path` names: a `*` in its last part matches any letters of a key there. */
-function expand(schema: z.ZodType, path: readonly string[]): string[][] {
+function expand(schema: z.ZodMiniType, path: readonly string[]): string[][] {
   const parent = path.slice(0, -1)
   const last = path.at(-1) ?? ''
   if (!last.includes('*')) return [[...path]]
@@ -249,7 +249,7 @@ function expand(schema: z.ZodType, path: readonly string[]): string[][] {
 }
 
 /** One setting for every schema a variable feeds: they must agree on the kind. */
-function merged(name: string, schemas: z.ZodType[]): Setting {
+function merged(name: string, schemas: z.ZodMiniType[]): Setting {
   const settings = schemas.map(settingOf)
   const [first] = settings
   if (!first) throw new Error(`${name}: its path names no config key`)
@@ -261,7 +261,7 @@ function merged(name: string, schemas: z.ZodType[]): Setting {
 }
 
 /** The kind of a key's schema, its choices (an enum's) and its default when it is a scalar. */
-function settingOf(schema: z.ZodType): Setting {
+function settingOf(schema: z.ZodMiniType): Setting {
   const def = defOf(schema)
   if (isSizeSchema(schema)) return { kind: 'size', choices: [] }
   if (def.type === 'default' && def.innerType) {

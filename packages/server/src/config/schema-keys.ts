@@ -1,13 +1,13 @@
-import type { z } from '#zod'
+import type * as z from '#zod'
 
 export interface Def {
   type: string
-  shape?: Record<string, z.ZodType>
-  innerType?: z.ZodType
-  in?: z.ZodType
-  options?: z.ZodType[]
-  element?: z.ZodType
-  valueType?: z.ZodType
+  shape?: Record<string, z.ZodMiniType>
+  innerType?: z.ZodMiniType
+  in?: z.ZodMiniType
+  options?: z.ZodMiniType[]
+  element?: z.ZodMiniType
+  valueType?: z.ZodMiniType
   defaultValue?: unknown
   /** An enum's choices. */
   entries?: Record<string, string | number>
@@ -15,14 +15,14 @@ export interface Def {
   values?: unknown[]
 }
 
-export const defOf = (schema: z.ZodType): Def =>
+export const defOf = (schema: z.ZodMiniType): Def =>
   (schema as unknown as { _zod: { def: Def } })._zod.def
 
 /**
  * The keys an object at `path` of `schema` accepts (every member's, for a union), so a refused
  * unknown key can be answered with the nearest real one.
  */
-export function knownKeysAt(schema: z.ZodType, path: readonly (string | number)[]): string[] {
+export function knownKeysAt(schema: z.ZodMiniType, path: readonly (string | number)[]): string[] {
   const keys = new Set<string>()
   for (const node of schemasAt(schema, path).flatMap(membersOf))
     if (defOf(node).type === 'object')
@@ -34,7 +34,10 @@ export function knownKeysAt(schema: z.ZodType, path: readonly (string | number)[
  * The schemas that check the value at `path` of `schema`, one per union member it can sit in,
  * as declared there (with their default, optional and pipe still around them).
  */
-export function schemasAt(schema: z.ZodType, path: readonly (string | number)[]): z.ZodType[] {
+export function schemasAt(
+  schema: z.ZodMiniType,
+  path: readonly (string | number)[],
+): z.ZodMiniType[] {
   if (path.length === 0) return [schema]
   const [head, ...rest] = path
   return membersOf(schema).flatMap((node) => {
@@ -45,7 +48,7 @@ export function schemasAt(schema: z.ZodType, path: readonly (string | number)[])
 }
 
 /** `schema` without its wrappers (default, optional, a pipe's output), one per union member. */
-export function membersOf(schema: z.ZodType): z.ZodType[] {
+export function membersOf(schema: z.ZodMiniType): z.ZodMiniType[] {
   const def = defOf(schema)
   if (def.innerType) return membersOf(def.innerType)
   if (def.type === 'pipe' && def.in) return membersOf(def.in)

@@ -1,4 +1,4 @@
-import { z } from '#zod'
+import * as z from '#zod'
 import { MAX_ID } from '../db/material-repo.js'
 import { UeError } from '../shared/errors.js'
 import { isSafeThumbnail } from './sanitize.js'
@@ -10,34 +10,37 @@ const MAX_PAGE = 1_000_000
 const MAX_KEYWORD = 100
 
 const CONTROL = /\p{Cc}/u
+/** An integer from `min` to `max`. */
+const int = (min: number, max: number) => z.number().check(z.int(), z.minimum(min), z.maximum(max))
 const text = (max: number) =>
-  z
-    .string()
-    .trim()
-    .min(1)
-    .max(max)
-    .refine((v) => !CONTROL.test(v), 'must not contain control characters')
+  z.string().check(
+    z.trim(),
+    z.minLength(1),
+    z.maxLength(max),
+    z.refine((v) => !CONTROL.test(v), 'must not contain control characters'),
+  )
 
-const id = z.number().int().min(1).max(MAX_ID)
+const id = int(1, MAX_ID)
 /** A category reference in a write: `null` or `0` mean none (top level, uncategorised). */
-const categoryRef = z
-  .union([id, z.literal(0), z.null()], { error: 'must be a category id, or null' })
-  .transform((v) => (v === 0 ? null : v))
-const order = z.number().int().min(-1_000_000).max(1_000_000)
+const categoryRef = z.pipe(
+  z.union([id, z.literal(0), z.null()], { error: 'must be a category id, or null' }),
+  z.transform((v) => (v === 0 ? null : v)),
+)
+const order = int(-1_000_000, 1_000_000)
 
 const CATEGORY_FIELDS = {
   name: text(100),
-  parentId: categoryRef.default(null),
-  order: order.default(0),
+  parentId: z._default(categoryRef, null),
+  order: z._default(order, 0),
 }
 
 /** `POST /admin/categories`, `PUT /admin/categories/:id`. */
 export const CategoryWriteSchema = z.strictObject(CATEGORY_FIELDS)
 /** `PATCH /admin/categories/:id`: only the fields given change. */
 export const CategoryPatchSchema = z.strictObject({
-  name: CATEGORY_FIELDS.name.optional(),
-  parentId: categoryRef.optional(),
-  order: order.optional(),
+  name: z.optional(CATEGORY_FIELDS.name),
+  parentId: z.optional(categoryRef),
+  order: z.optional(order),
 })
 export type CategoryWrite = z.output<typeof CategoryWriteSchema>
 export type CategoryPatch = z.output<typeof CategoryPatchSchema>
@@ -60,117 +63,123 @@ const RESERVED_FIELDS = new Set([
 const MAX_CUSTOM_DEPTH = 8
 
 const thumbnail = z
-  .union([z.string().trim(), z.null()])
-  .transform((v) => (v === '' ? null : v))
-  .refine((v) => v === null || isSafeThumbnail(v), 'must be an http(s) URL or a relative path')
+  .pipe(
+    z.union([z.string().check(z.trim()), z.null()]),
+    z.transform((v) => (v === '' ? null : v)),
+  )
+  .check(
+    z.refine((v) => v === null || isSafeThumbnail(v), 'must be an http(s) URL or a relative path'),
+  )
 
-const tags = z
-  .array(text(50))
-  .max(30)
-  .transform((list) => [...new Set(list)])
+const tags = z.pipe(
+  z.array(text(50)).check(z.maxLength(30)),
+  z.transform((list) => [...new Set(list)]),
+)
 
-const custom = z.record(z.string().min(1).max(64), z.unknown()).superRefine((fields, ctx) => {
-  const keys = Object.keys(fields)
-  if (keys.length > 50) ctx.addIssue({ code: 'custom', message: 'at most 50 custom fields' })
-  for (const key of keys)
-    if (RESERVED_FIELDS.has(key))
-      ctx.addIssue({ code: 'custom', path: [key], message: 'is a reserved field name' })
-  if (depthOf(fields) > MAX_CUSTOM_DEPTH)
-    ctx.addIssue({ code: 'custom', message: `nested deeper than ${MAX_CUSTOM_DEPTH}` })
-})
+const custom = z.record(z.string().check(z.minLength(1), z.maxLength(64)), z.unknown()).check(
+  z.superRefine((fields, ctx) => {
+    const keys = Object.keys(fields)
+    if (keys.length > 50) ctx.addIssue({ code: 'custom', message: 'at most 50 custom fields' })
+    for (const key of keys)
+      if (RESERVED_FIELDS.has(key))
+        ctx.addIssue({ code: 'custom', path: [key], message: 'is a reserved field name' })
+    if (depthOf(fields) > MAX_CUSTOM_DEPTH)
+      ctx.addIssue({ code: 'custom', message: `nested deeper than ${MAX_CUSTOM_DEPTH}` })
+  }),
+)
 
 const MATERIAL_FIELDS = {
   name: text(200),
-  content: z.string().max(500_000),
-  categoryId: categoryRef.default(null),
-  thumbnail: thumbnail.default(null),
-  tags: tags.default([]),
-  custom: custom.default({}),
+  content: z.string().check(z.maxLength(500_000)),
+  categoryId: z._default(categoryRef, null),
+  thumbnail: z._default(thumbnail, null),
+  tags: z._default(tags, []),
+  custom: z._default(custom, {}),
 }
 
 /** `POST /admin/materials`, `PUT /admin/materials/:id`. */
 export const MaterialWriteSchema = z.strictObject(MATERIAL_FIELDS)
 /** `PATCH /admin/materials/:id`: only the fields given change (`tags` and `custom` as a whole). */
 export const MaterialPatchSchema = z.strictObject({
-  name: MATERIAL_FIELDS.name.optional(),
-  content: MATERIAL_FIELDS.content.optional(),
-  categoryId: categoryRef.optional(),
-  thumbnail: thumbnail.optional(),
-  tags: tags.optional(),
-  custom: custom.optional(),
+  name: z.optional(MATERIAL_FIELDS.name),
+  content: z.optional(MATERIAL_FIELDS.content),
+  categoryId: z.optional(categoryRef),
+  thumbnail: z.optional(thumbnail),
+  tags: z.optional(tags),
+  custom: z.optional(custom),
 })
 export type MaterialWrite = z.output<typeof MaterialWriteSchema>
 export type MaterialPatch = z.output<typeof MaterialPatchSchema>
 
-const pageNumber = z
-  .union(
-    [
-      z.number(),
-      z
-        .string()
-        .regex(/^\d{1,16}$/)
-        .transform(Number),
-      z.null(),
-    ],
+const pageNumber = z.optional(
+  z.union(
+    [z.number(), z.pipe(z.string().check(z.regex(/^\d{1,16}$/)), z.transform(Number)), z.null()],
     {
       error: 'must be a finite number',
     },
-  )
-  .optional()
-const keyword = z
-  .string()
-  .max(MAX_KEYWORD)
-  .refine((v) => !CONTROL.test(v), 'must not contain control characters')
-  .nullable()
-  .optional()
+  ),
+)
+const keyword = z.optional(
+  z.nullable(
+    z.string().check(
+      z.maxLength(MAX_KEYWORD),
+      z.refine((v) => !CONTROL.test(v), 'must not contain control characters'),
+    ),
+  ),
+)
 
 /**
  * The body of `POST /materials` (docs/materials.md, Read API). `categoryId` `0`, `''`, `null` or absent means all;
  * `keywords` (the designer's own name) is read when `keyword` is absent; `page` defaults to 1,
  * `pageSize` to 20 and is clamped to [1, 100]. Unknown keys are ignored.
  */
-export const SearchSchema = z
-  .object({
-    categoryId: z
-      .union(
+export const SearchSchema = z.pipe(
+  z.object({
+    categoryId: z.optional(
+      z.union(
         [
-          z.number().int().min(0).max(MAX_ID),
+          int(0, MAX_ID),
           z
-            .string()
-            .regex(/^\d{0,10}$/, 'must be a category id')
-            .transform((v) => (v === '' ? 0 : Number(v)))
-            .refine((v) => v <= MAX_ID, 'must be a category id'),
+            .pipe(
+              z.string().check(z.regex(/^\d{0,10}$/, 'must be a category id')),
+              z.transform((v) => (v === '' ? 0 : Number(v))),
+            )
+            .check(z.refine((v) => v <= MAX_ID, 'must be a category id')),
           z.null(),
         ],
         { error: 'must be a category id, or 0 for all' },
-      )
-      .optional(),
+      ),
+    ),
     keyword,
     keywords: keyword,
     page: pageNumber,
     pageSize: pageNumber,
-  })
-  .transform((q) => ({
+  }),
+  z.transform((q) => ({
     categoryId: q.categoryId ? q.categoryId : null,
     keyword: (q.keyword ?? q.keywords ?? '').trim(),
     page: clamp(q.page ?? 1, 1, MAX_PAGE),
     pageSize: clamp(q.pageSize ?? DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE),
-  }))
+  })),
+)
 export type SearchQuery = z.output<typeof SearchSchema>
 
-const timestamp = z.iso.datetime({ offset: true }).transform((v) => Date.parse(v))
-const withIdentity = { id, createdAt: timestamp.optional(), updatedAt: timestamp.optional() }
+const timestamp = z.pipe(
+  z.iso.datetime({ offset: true }),
+  z.transform((v) => Date.parse(v)),
+)
+const withIdentity = { id, createdAt: z.optional(timestamp), updatedAt: z.optional(timestamp) }
 
 /** The JSON file of `ueditor-server materials import` (and what `export` writes). */
 export const TransferSchema = z.strictObject({
-  version: z.literal(1).optional(),
-  exportedAt: z.string().optional(),
-  categories: z.array(z.strictObject({ ...CATEGORY_FIELDS, ...withIdentity })).default([]),
-  materials: z.array(z.strictObject({ ...MATERIAL_FIELDS, ...withIdentity })).default([]),
+  version: z.optional(z.literal(1)),
+  exportedAt: z.optional(z.string()),
+  categories: z._default(z.array(z.strictObject({ ...CATEGORY_FIELDS, ...withIdentity })), []),
+  materials: z._default(z.array(z.strictObject({ ...MATERIAL_FIELDS, ...withIdentity })), []),
 })
 
 /** Parses or throws UE_VALIDATION_FAILED listing the problems by path. */
-export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+export function parseWith<S extends z.ZodMiniType>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value)
   if (result.success) return result.data
   const issues = result.error.issues.slice(0, 10).map((issue) => {

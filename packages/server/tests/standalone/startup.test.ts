@@ -101,6 +101,20 @@ test('a misspelt size variable and an unknown key deep in the config file stop t
   )
 })
 
+test('a value the config schema refuses stops the binary with the English message zod gives it', async (t) => {
+  const dir = await tempDir(t, 'ueditor-startup-')
+  const run = runBinary(t, dir, { PORT: '-1', UEDITOR_IMAGES_QUALITY: 'high' })
+  assert.deepEqual(await run.started, { code: 1 })
+  const out = run.stderr()
+  assert.ok(out.includes('- http.port (from PORT=-1): Too small: expected number to be >=0'), out)
+  assert.ok(
+    out.includes(
+      '- images.quality (from UEDITOR_IMAGES_QUALITY=high): Invalid input: expected number, received string',
+    ),
+    out,
+  )
+})
+
 test('the start-up lines name the auth mode: that uploads are refused until auth is set, or that anyone who can reach the port may upload', async (t) => {
   const dir = await tempDir(t, 'ueditor-startup-')
   const unset = runBinary(t, dir, { UEDITOR_LOG_LEVEL: 'silent' })
