@@ -6,7 +6,6 @@ import { takeEnvFile } from './args.js'
 import { applyEnvFile, EnvFileError } from './env-file.js'
 import { DOCTOR_USAGE, FILES_USAGE, INDEX_USAGE, MATERIALS_USAGE, usageText } from './usage.js'
 import { packageVersion } from './version.js'
-import { holdYoungGeneration } from './young-generation.js'
 
 /*
  * Each command loads its own modules when it runs: `--version` and `--help` load none of the
@@ -63,12 +62,11 @@ async function main(args: string[]): Promise<number> {
     process.stderr.write(`Unknown ${what}.\n\n${await usageText()}`)
     return 2
   }
-  const grow = holdYoungGeneration()
   const [{ startServer }, { bannerText }] = await Promise.all([
     import('./serve.js'),
     import('./banner.js'),
   ])
-  const server = await startServer().finally(grow)
+  const server = await startServer()
   process.stderr.write(bannerText(server, packageVersion()))
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
