@@ -1,6 +1,6 @@
 export type { AuthorizedUser, AuthorizeHook } from './auth/types.js'
 export { EDITOR_DEFAULTS } from './config/editor-defaults.js'
-export { ENV_VARS } from './config/env-vars.js'
+export { ENV_VARS } from './config/env-var-table.js'
 export { loadConfig, type ServerConfig } from './config/load.js'
 export type { EditorConfig, ServerConfigInput } from './config/schema.js'
 export type {

@@ -138,6 +138,17 @@ export async function createUeditorServer(options: UeditorOptions = {}): Promise
   const config = loadConfig(loadOptionsOf(options))
   // Before anything is opened: every optional package the settings need, named at once.
   checkPackages(config)
+  return serverWithConfig(config, options)
+}
+
+/**
+ * `createUeditorServer` with the config `options` make, already loaded and its packages
+ * checked (the standalone server loads it before it listens).
+ */
+export async function serverWithConfig(
+  config: ServerConfig,
+  options: UeditorOptions,
+): Promise<UeditorServer> {
   if (options.on) checkHandlers(options.on)
   const log =
     options.logger ??

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { EDITOR_DEFAULTS } from '../src/config/editor-defaults.js'
-import { ENV_VARS } from '../src/config/env-vars.js'
+import { ENV_VARS } from '../src/config/env-var-table.js'
 import { CODES } from '../src/shared/errors.js'
 import { test } from './helpers/test.js'
 

@@ -181,14 +181,39 @@ export function envVarsOf(
   })
 }
 
-export const ENV_VARS: readonly EnvVar[] = envVarsOf(LINES)
+/** The names of every variable the server reads, in the table's order. */
+export const ENV_VAR_NAMES: readonly string[] = LINES.map(([name]) => name)
+
+const LINE_OF = new Map(LINES.map((line) => [line[0], line]))
+const READ_FROM_SCHEMA = new Map<string, EnvVar>()
+
+/**
+ * The variable `name` of the table, read from the schema the first time it is asked for: a
+ * start reads only the few variables its environment sets, not all of them.
+ */
+export function envVarNamed(name: string): EnvVar | undefined {
+  let v = READ_FROM_SCHEMA.get(name)
+  const line = LINE_OF.get(name)
+  if (v === undefined && line !== undefined) {
+    v = envVarsOf([line])[0] as EnvVar
+    READ_FROM_SCHEMA.set(name, v)
+  }
+  return v
+}
+
+/** The table's variables that `env` sets, in the table's order. */
+export function envVarsIn(env: NodeJS.ProcessEnv): EnvVar[] {
+  return ENV_VAR_NAMES.filter((name) => env[name] !== undefined).map(
+    (name) => envVarNamed(name) as EnvVar,
+  )
+}
 
 /** The environment's layer of the config: each variable set in `env`, read by its kind. */
 export function envLayer(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const layer: Record<string, unknown> = {}
-  for (const v of ENV_VARS) {
-    const raw = env[v.name]
-    if (raw === undefined || (raw === '' && !v.emptyClears)) continue
+  for (const v of envVarsIn(env)) {
+    const raw = env[v.name] as string
+    if (raw === '' && !v.emptyClears) continue
     for (const path of v.paths) setPath(layer, path, READ[v.kind](raw))
   }
   if (env.UEDITOR_DATABASE_URL && !env.UEDITOR_INDEX_DRIVER)

@@ -7,7 +7,7 @@ import { convertsOffline, findSoffice, sofficeHasWriter } from '../shared/soffic
 import { pageKeyProblems, withAiDriver } from './ai-driver.js'
 import { withDirectUploads } from './direct-url.js'
 import { EDITOR_DEFAULTS } from './editor-defaults.js'
-import { ENV_VARS, envLayer } from './env-vars.js'
+import { ENV_VAR_NAMES, envLayer, envVarsIn } from './env-vars.js'
 import { withFormulaRenderer } from './formula-url.js'
 import { withOwnHosts } from './local-domains.js'
 import { ACTIVE_CONTENT_EXTS, type ParsedServerConfig, ServerConfigSchema } from './schema.js'
@@ -96,7 +96,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
  * under `UEDITOR_AUTH`, is refused by `loadConfig`; the others are for the caller to warn about.
  */
 export function unknownVariables(env: NodeJS.ProcessEnv = process.env): UnknownEnvVar[] {
-  return unknownEnvVars(env, [...ENV_VARS.map((v) => v.name), 'UEDITOR_CONFIG'])
+  return unknownEnvVars(env, [...ENV_VAR_NAMES, 'UEDITOR_CONFIG'])
 }
 
 export function resolveDerived(cfg: ParsedServerConfig, cwd: string): ServerConfig {
@@ -231,7 +231,7 @@ function sourceOf(layers: {
     const show = (v: unknown) => (!withValue ? '' : `: ${secret ? '<hidden>' : preview(v)}`)
     const inOverrides = getPath(layers.overrides, path)
     if (inOverrides.found) return ` (from code${show(inOverrides.value)})`
-    const envVar = ENV_VARS.find(
+    const envVar = envVarsIn(layers.env).find(
       (v) =>
         layers.env[v.name] &&
         v.paths.some((p) => dotted === p.join('.') || dotted.startsWith(`${p.join('.')}.`)),

@@ -39,7 +39,7 @@ export async function saveEnvHelp(): Promise<void> {
 }
 
 async function fromSchema(): Promise<EnvHelpLine[]> {
-  const { ENV_VARS } = await import('../config/env-vars.js')
+  const { ENV_VARS } = await import('../config/env-var-table.js')
   return ENV_VARS.map((v) => [v.name, v.help] as const)
 }
 

@@ -6,7 +6,7 @@ import { loadConfig } from '../config/load.js'
 import { isTrustedProxy, parseTrustedProxies, type Range } from '../http/client-address.js'
 import { type NodeHandler, toNodeHandler } from '../http/node.js'
 import { clientKey } from '../limits/client-key.js'
-import { createUeditorServer, type UeditorOptions, type UeditorServer } from '../server.js'
+import { serverWithConfig, type UeditorOptions, type UeditorServer } from '../server.js'
 import { UeError } from '../shared/errors.js'
 import { consoleLogger } from '../shared/log.js'
 import { checkPackages } from '../shared/optional-deps.js'
@@ -96,7 +96,7 @@ export async function startServer(options: UeditorOptions = {}): Promise<Running
   })
   let ue: UeditorServer
   try {
-    ue = await createUeditorServer(options)
+    ue = await serverWithConfig(config, options)
   } catch (e) {
     await new Promise((resolve) => server.close(resolve))
     throw e

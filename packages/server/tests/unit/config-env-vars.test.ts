@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { EDITOR_DEFAULTS } from '../../src/config/editor-defaults.js'
-import { ENV_VARS, envLayer, envVarsOf } from '../../src/config/env-vars.js'
+import { ENV_VARS } from '../../src/config/env-var-table.js'
+import { envLayer, envVarsOf } from '../../src/config/env-vars.js'
 import { test } from '../helpers/test.js'
 
 const byName = (name: string) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { ENV_VARS } from '../../src/config/env-vars.js'
+import { ENV_VARS } from '../../src/config/env-var-table.js'
 import { loadConfig } from '../../src/config/load.js'
 import { isUeError } from '../../src/shared/errors.js'
 import {
