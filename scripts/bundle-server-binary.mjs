@@ -66,6 +66,34 @@ const zodFromItsPackage = {
   },
 }
 
+/** The classes and function of prom-client the server uses (shared/metrics.ts). */
+const PROM_CLIENT_PARTS = {
+  Registry: 'registry',
+  Counter: 'counter',
+  Gauge: 'gauge',
+  Histogram: 'histogram',
+  collectDefaultMetrics: 'defaultMetrics',
+}
+
+// prom-client's index requires every part it has, its cluster aggregator (node:cluster) and its
+// Pushgateway (node:https) among them; the server uses five.
+const promClientParts = {
+  name: 'prom-client-parts',
+  setup(b) {
+    b.onResolve({ filter: /^prom-client$/ }, ({ importer }) =>
+      importer.includes(`${sep}node_modules${sep}`)
+        ? undefined
+        : { path: 'prom-client', namespace: 'prom-client-parts' },
+    )
+    b.onLoad({ filter: /.*/, namespace: 'prom-client-parts' }, () => ({
+      contents: Object.entries(PROM_CLIENT_PARTS)
+        .map(([name, file]) => `exports.${name} = require('prom-client/lib/${file}.js')\n`)
+        .join(''),
+      resolveDir: server,
+    }))
+  },
+}
+
 rmSync(outdir, { recursive: true, force: true })
 const result = await build({
   entryPoints: Object.fromEntries(
@@ -86,7 +114,7 @@ const result = await build({
   banner: {
     js: "import { createRequire as __ueCreateRequire } from 'node:module'; const require = __ueCreateRequire(import.meta.url);",
   },
-  plugins: [zodFromItsPackage, zodEnglishOnly, packagesOnlyWhereNeeded],
+  plugins: [zodFromItsPackage, zodEnglishOnly, promClientParts, packagesOnlyWhereNeeded],
   // From the package itself, not the one-module copy the compiled modules import: Kysely marks
   // its modules free of side effects, so the dialects and builders the server never uses are
   // left out.

@@ -1,4 +1,5 @@
 import { mkdir, open, rename, rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { dirname, resolve } from 'node:path'
 import { CamelCasePlugin, Kysely, sql } from '#kysely'
 import { UeError } from '../shared/errors.js'
@@ -103,11 +104,15 @@ const PRAGMAS = [
   'synchronous = NORMAL',
 ]
 
-/** better-sqlite3 is an optional dependency (a native build), needed only where Node has no node:sqlite. */
+/**
+ * better-sqlite3 is an optional dependency (a native build), needed only where Node has no
+ * node:sqlite. It is a CommonJS package: required, not imported, it loads without Node's
+ * import of CommonJS (which reads its exports with a lexer set up on first use, about 10 ms).
+ */
 async function openBetter(file: string): Promise<BuiltinSqlite> {
   let Database: typeof import('better-sqlite3')
   try {
-    Database = (await import('better-sqlite3')).default
+    Database = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3')
   } catch (cause) {
     throw new Error(
       `better-sqlite3 is not installed or not built for Node ${process.versions.node}: run "npm install better-sqlite3", or use Node 22.13 or later (node:sqlite needs no build)`,
