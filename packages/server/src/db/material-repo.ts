@@ -74,6 +74,12 @@ export interface MaterialRepository {
   categories(): Promise<CategoryRecord[]>
   getCategory(id: number): Promise<CategoryRecord | null>
   saveCategory(input: CategoryInput): Promise<CategoryRecord>
+  /**
+   * Saves these categories in one statement per kind of save (with an id or not, bringing
+   * `createdAt` or not), for an import, whose categories are many: a parent must be stored
+   * before, not in the same call.
+   */
+  saveCategories(inputs: readonly CategoryInput[]): Promise<void>
   /** Deletes these categories in one statement; their children and materials must be gone. */
   deleteCategories(ids: readonly number[]): Promise<number>
   /** Gives the direct children of `from` the parent `to` (null: top level). */
@@ -129,6 +135,10 @@ function repositoryOver(
       guarded(() => readOne(db, snapshots, categoriesQuery()).then((rows) => rows.map(toCategory))),
     getCategory: (id) => guarded(() => getCategory(db, id)),
     saveCategory: (input) => guarded(() => saveCategory(db, input)),
+    saveCategories: (inputs) =>
+      guarded(async () => {
+        await saveRows(db, 'categories', inputs.map(categorySave))
+      }),
     deleteCategories: (ids) =>
       guarded(async () => {
         if (ids.length === 0) return 0
@@ -216,10 +226,12 @@ async function getCategory(db: Kysely<DbSchema>, id: number): Promise<CategoryRe
 }
 
 async function saveCategory(db: Kysely<DbSchema>, c: CategoryInput): Promise<CategoryRecord> {
-  const [row] = await saveRows(db, 'categories', [
-    { stamp: c, columns: { name: c.name, parentId: c.parentId, sortOrder: c.order } },
-  ])
+  const [row] = await saveRows(db, 'categories', [categorySave(c)])
   return toCategory(row as CategoryRow)
+}
+
+function categorySave(c: CategoryInput): RowSave<'categories'> {
+  return { stamp: c, columns: { name: c.name, parentId: c.parentId, sortOrder: c.order } }
 }
 
 async function getMaterial(db: Kysely<DbSchema>, id: number): Promise<MaterialRecord | null> {

@@ -28,7 +28,10 @@ export const LIMITS_TABLE = 'rate_limits'
 /** The webhook outbox's table. */
 export const OUTBOX_MIGRATION = '0009_event_outbox'
 
-/** Ordered by name; append a new entry to add a migration, never edit a released one. */
+/**
+ * Ordered by name; append a new entry to add a migration, never edit a released one, then save
+ * the schema a new SQLite index is created from: `npm run save-sqlite-schema`.
+ */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_files': {
     async up(db: AnyDb) {

@@ -81,15 +81,18 @@ export async function importMaterials(
     })
 
     const summary: ImportSummary = { categories: counts(), materials: counts() }
-    const parentsFirst = [...doc.categories].sort((a, b) => levelOf(a.id) - levelOf(b.id))
-    for (const c of parentsFirst) {
+    // One batch per level, parents first: a batch may be more than one statement.
+    const byLevel: (typeof doc.categories)[] = []
+    for (const c of doc.categories) {
       const before = existing.get(c.id)
       if (unchanged(before, c, CATEGORY_FIELDS)) summary.categories.unchanged++
       else {
-        await tx.saveCategory(c)
+        byLevel[levelOf(c.id)] ??= []
+        byLevel[levelOf(c.id)]?.push(c)
         summary.categories[before ? 'updated' : 'created']++
       }
     }
+    for (const level of byLevel) if (level) await tx.saveCategories(level)
 
     const stored = await tx.getMaterials(doc.materials.map((m) => m.id))
     const before = new Map(stored.map((m) => [m.id, m]))

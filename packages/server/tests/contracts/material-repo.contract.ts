@@ -88,6 +88,33 @@ export function materialRepositoryContract(name: string, open: () => Promise<Met
       )
     })
 
+    test('saves many categories at once, keeping a createdAt given and replacing by id', async (t) => {
+      const repo = await fresh(t)
+      await repo.saveCategory({ id: 3, name: 'old', parentId: null, order: 0, createdAt: 500 })
+      await repo.saveCategories([
+        { id: 11, name: 'parent', parentId: null, order: 0, createdAt: 1000, updatedAt: 1000 },
+        { id: 3, name: 'renamed', parentId: null, order: 2 },
+      ])
+      await repo.saveCategories([
+        { id: 12, name: 'child', parentId: 11, order: 1 },
+        { id: 13, name: 'child of renamed', parentId: 3, order: 1 },
+      ])
+      const saved = await repo.categories()
+      assert.deepEqual(
+        saved.map((c) => [c.id, c.name, c.parentId, c.order]),
+        [
+          [11, 'parent', null, 0],
+          [12, 'child', 11, 1],
+          [13, 'child of renamed', 3, 1],
+          [3, 'renamed', null, 2],
+        ],
+      )
+      assert.equal(saved.find((c) => c.id === 11)?.createdAt, 1000)
+      assert.equal(saved.find((c) => c.id === 3)?.createdAt, 500)
+      const next = await repo.saveCategory({ name: 'fresh', parentId: null, order: 3 })
+      assert.ok(next.id > 13, 'a later category without an id gets one past those saved')
+    })
+
     // Import and PUT save explicit ids; a later save without one must still get a fresh id
     // (PostgreSQL: the identity sequence has to be moved past the explicit ids).
     test('gives a row saved without an id a fresh id, never replacing one saved with an id', async (t) => {
