@@ -16,6 +16,8 @@ import {
 import { dropTerms, dropTermsIn, moveTerms, reindexTerms, SHORT_KEYWORD } from './material-terms.js'
 import { type QuerySteps, readAlone, readOne, readSnapshot, rowsOf } from './query-steps.js'
 import type { CategoryRow, DbSchema, MaterialRow } from './schema.js'
+import { SQLITE_DEMO } from './sqlite-demo.generated.js'
+import { restoreRows } from './sqlite-saved-rows.js'
 import type { SyncSnapshots } from './sqlite-snapshots.js'
 
 /** The largest id: ids are `integer` columns, 32-bit on PostgreSQL. */
@@ -98,6 +100,13 @@ export interface MaterialRepository {
    * import or a large fill). The ids given must be distinct. Answers the saved ids in no set order.
    */
   saveMaterials(inputs: readonly MaterialInput[]): Promise<number[]>
+  /**
+   * Writes the demo materials from rows saved with the code (sqlite-demo.generated.ts), on
+   * SQLite, when they were saved from the demo materials of `digest` and nothing is stored yet:
+   * how many categories and materials it wrote; null (nothing written) otherwise, for the caller
+   * to import them. Not inside `transaction`.
+   */
+  restoreDemo(digest: string): Promise<{ categories: number; materials: number } | null>
   deleteMaterial(id: number): Promise<boolean>
   countMaterials(categoryIds: readonly number[]): Promise<number>
   /** Moves the materials of these categories to `to` (null: uncategorised). */
@@ -172,6 +181,14 @@ function repositoryOver(
     getMaterials: (ids) => guarded(() => getMaterials(db, ids)),
     saveMaterial: (input) => guarded(() => atomically(db, (tx) => saveMaterial(tx, input))),
     saveMaterials: (inputs) => guarded(() => atomically(db, (tx) => saveMaterials(tx, inputs))),
+    restoreDemo: (digest) =>
+      guarded(async () => {
+        if (postgres || SQLITE_DEMO.digest !== digest) return null
+        if (!(await restoreRows(db, SQLITE_DEMO, Date.now()))) return null
+        const count = (table: string) =>
+          SQLITE_DEMO.tables.find((t) => t.table === table)?.rows.length ?? 0
+        return { categories: count('categories'), materials: count('materials') }
+      }),
     deleteMaterial: (id) =>
       guarded(() =>
         atomically(db, async (tx) => {

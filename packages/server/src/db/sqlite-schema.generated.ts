@@ -1,4 +1,4 @@
-// Written by `npm run save-sqlite-schema` from the migrations (db/migrations.ts): do not edit.
+// Written by `npm run save-sqlite-schema`: do not edit.
 import type { SavedSqliteSchema } from './sqlite-saved-schema.js'
 
 export const SQLITE_SCHEMA: SavedSqliteSchema = {
