@@ -3,13 +3,13 @@ import { isLoopbackHost } from '../auth/loopback.js'
 import type { ServerConfig } from '../config/load.js'
 import type { MaterialRepository } from '../db/material-repo.js'
 import { UeError } from '../shared/errors.js'
+import { lazyHandler } from '../shared/lazy-handler.js'
 import type { Metrics } from '../shared/metrics.js'
 import { errorResponse } from '../shared/respond.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import { createMaterialsAuth } from './auth.js'
-import { createMaterialsHandler } from './routes.js'
 import { seedDemoMaterials } from './seed.js'
-import { createMaterialsService } from './service.js'
+import type { MaterialsService } from './service.js'
 
 export interface MaterialsApi {
   /** The HTTP API; with `basePath` paths are matched exactly below it, else by their end. */
@@ -37,7 +37,6 @@ export function createMaterialsApi(o: {
       'materials: no read token is configured and the server is not on loopback, so reads ' +
         'answer 401; set materials.tokens (UEDITOR_MATERIALS_TOKENS)',
     )
-  const service = createMaterialsService(o.repo)
   const tokens = [
     ...materials.tokens.map((token) => ({ token, grant: { user: null, admin: false } })),
     ...materials.adminTokens.map((token) => ({ token, grant: { user: null, admin: true } })),
@@ -48,17 +47,22 @@ export function createMaterialsApi(o: {
     corsOrigins: http.corsOrigins,
   })
   const disabled: FetchHandler = async () => errorResponse(new UeError('UE_NOT_FOUND'))
+  // The routes, the service and their schemas load with the first materials request.
+  const service = lazyService(o.repo)
   return {
     handler: (basePath) =>
       materials.enabled
-        ? createMaterialsHandler({
-            service,
-            authorize,
-            maxBodyBytes: materials.maxBodyBytes,
-            timeouts: http,
-            log: o.log,
-            ...(o.metrics ? { metrics: o.metrics } : {}),
-            basePath,
+        ? lazyHandler(async () => {
+            const { createMaterialsHandler } = await import('./routes.js')
+            return createMaterialsHandler({
+              service: await service(),
+              authorize,
+              maxBodyBytes: materials.maxBodyBytes,
+              timeouts: http,
+              log: o.log,
+              ...(o.metrics ? { metrics: o.metrics } : {}),
+              basePath,
+            })
           })
         : disabled,
   }
@@ -80,4 +84,19 @@ export async function seedOnFirstStart(o: {
     { categories: summary.categories.created, materials: summary.materials.created },
     'materials: loaded the demo materials (materials.seed: false turns this off)',
   )
+}
+
+/** One service for every handler of the API, made with the first of them. */
+function lazyService(repo: MaterialRepository): () => Promise<MaterialsService> {
+  let made: Promise<MaterialsService> | undefined
+  return () => {
+    made ??= import('./service.js').then(
+      ({ createMaterialsService }) => createMaterialsService(repo),
+      (e: unknown) => {
+        made = undefined
+        throw e
+      },
+    )
+    return made
+  }
 }
