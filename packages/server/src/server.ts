@@ -1,5 +1,4 @@
-import { createAdmission } from './admission/admit.js'
-import { serverUploadGate } from './admission/gate.js'
+import type { UploadRules } from './admission/rules.js'
 import type { AiRelay } from './ai/relay.js'
 import { type AuthSetup, createAuthenticator } from './auth/authenticator.js'
 import { type ResolvedMode, resolveAuthMode } from './auth/mode.js'
@@ -15,8 +14,7 @@ import type { ArticleBody, CleanedArticle } from './documents/clean.js'
 import type { CleanPool } from './documents/clean-pool.js'
 import type { DocumentHooks } from './documents/service.js'
 import type { OrphanSweep } from './documents/sweep.js'
-import { buildActionTable, uploadRules } from './editor/action-table.js'
-import { createEditorHandler } from './editor/dispatch.js'
+import { type ActionTable, buildActionTable, uploadRules } from './editor/action-table.js'
 import { documentEventHooks, orphanEventHooks } from './events/document-events.js'
 import { checkHandlers } from './events/publisher.js'
 import type { EventHandlers } from './events/types.js'
@@ -52,13 +50,11 @@ import { loadOptionsOf, type Opened, startUp } from './start-up.js'
 import type { StorageDriver } from './storage/driver.js'
 import type { DirectBucket } from './storage/s3-direct.js'
 import type { UploadDeps } from './uploads/finish.js'
-import { uploadResultAction } from './uploads/result-action.js'
 import { startUploadSweep } from './uploads/sweep.js'
 import { TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/headers.js'
 import { tusIdOfKey } from './uploads/tus/keys.js'
 import { type TusPlace, tusPlace } from './uploads/tus/stores.js'
 import { createUnfinishedUploads, type UnfinishedUploads } from './uploads/unfinished.js'
-import { createWordServices } from './word/services.js'
 
 export interface UeditorOptions {
   /** Config values, applied over the file and the environment. */
@@ -240,8 +236,8 @@ interface Services {
 
 /**
  * The services over what start-up opened. A feature's modules load here only when the config
- * turns it on (the AI client, the documents API); resumable uploads load theirs with the first
- * upload.
+ * turns it on (the AI client, the documents API); the editor's actions, the upload admission and
+ * resumable uploads load theirs with the first request that uses them.
  */
 async function services(
   config: ServerConfig,
@@ -265,38 +261,29 @@ async function services(
     deleteActionName: config.delete.enabled ? config.delete.actionName : undefined,
     aiActionName: aiEnabled(config) ? config.ai.actionName : undefined,
   })
-  // One admission: multipart, scrawl, catch, resumable and direct uploads pass the same checks
-  // and count against the same limits.
-  const admission = createAdmission({
-    config,
-    files: store.files,
-    uploads: store.uploads,
-    gate: serverUploadGate(config, metrics, opened.limiters),
-    metrics,
-  })
-  const uploadDeps: UploadDeps = {
-    config,
-    storage,
-    files: store.files,
-    events: opened.events,
-    uploads: store.uploads,
-    images: opened.images,
-    log,
-    metrics,
-    auth: createAuthenticator(auth),
-    admission,
-    rules: uploadRules(table),
-    unfinished,
+  // Checked at start: a configuration no upload action can serve is refused.
+  const rules = uploadRules(table)
+  // The editor's actions, the upload admission and the Word import load with the first request
+  // that needs them: the editor's, a resumable or a direct upload.
+  let made: Promise<Uploading> | undefined
+  const uploading = () => {
+    made ??= uploadingOver(config, opened, {
+      log,
+      metrics,
+      auth,
+      table,
+      rules,
+      unfinished,
+      ai,
+      clean: cleaner.clean,
+      stopping: o.stopping,
+    }).catch((e: unknown) => {
+      made = undefined
+      throw e
+    })
+    return made
   }
-  const editor = createEditorHandler({
-    ...uploadDeps,
-    table,
-    remote: opened.remote,
-    ai,
-    uploadResult: uploadResultAction(uploadDeps),
-    word: createWordServices(config, cleaner.clean),
-    closing: o.stopping,
-  })
+  const editor = lazyHandler(async () => (await uploading()).editor)
   let tus: FetchHandler | undefined
   if (config.tus.enabled) {
     // The tus store and server (@tus/*) load with the first resumable upload, or the first
@@ -314,11 +301,13 @@ async function services(
     })
     tus = lazyHandler(async () => {
       const { createTusRoute } = await import('./uploads/tus/route.js')
-      return createTusRoute({ deps: uploadDeps, place: await place(), path: config.routes.tus })
-        .handler
+      const { deps } = await uploading()
+      return createTusRoute({ deps, place: await place(), path: config.routes.tus }).handler
     })
   }
-  const direct = opened.bucket ? await directUploads(config, opened.bucket, uploadDeps) : undefined
+  const direct = opened.bucket
+    ? await directUploads(config, opened.bucket, (await uploading()).deps)
+    : undefined
   const materials = createMaterialsApi({ config, repo: store.materials, log, metrics, auth })
   const documents = config.documents.enabled
     ? await documentsHandler(
@@ -356,6 +345,77 @@ async function services(
     direct,
     stopSweep: sweep.stop,
   }
+}
+
+/** What every way of uploading shares, and the editor's endpoint over it. */
+interface Uploading {
+  deps: UploadDeps
+  editor: FetchHandler
+}
+
+/**
+ * One admission: multipart, scrawl, catch, resumable and direct uploads pass the same checks
+ * and count against the same limits.
+ */
+async function uploadingOver(
+  config: ServerConfig,
+  opened: Opened,
+  o: {
+    log: Logger
+    metrics: MetricsRegistry
+    auth: AuthSetup
+    table: ActionTable
+    rules: UploadRules
+    unfinished: UnfinishedUploads
+    ai: AiRelay | undefined
+    clean: LazyCleanPool['clean']
+    stopping(): boolean
+  },
+): Promise<Uploading> {
+  const [
+    { createAdmission },
+    { serverUploadGate },
+    { createEditorHandler },
+    { uploadResultAction },
+    { createWordServices },
+  ] = await Promise.all([
+    import('./admission/admit.js'),
+    import('./admission/gate.js'),
+    import('./editor/dispatch.js'),
+    import('./uploads/result-action.js'),
+    import('./word/services.js'),
+  ])
+  const { store } = opened
+  const deps: UploadDeps = {
+    config,
+    storage: opened.storage,
+    files: store.files,
+    events: opened.events,
+    uploads: store.uploads,
+    images: opened.images,
+    log: o.log,
+    metrics: o.metrics,
+    auth: createAuthenticator(o.auth),
+    admission: createAdmission({
+      config,
+      files: store.files,
+      uploads: store.uploads,
+      gate: serverUploadGate(config, o.metrics, opened.limiters),
+      metrics: o.metrics,
+    }),
+    rules: o.rules,
+    unfinished: o.unfinished,
+  }
+  const editor = createEditorHandler({
+    ...deps,
+    table: o.table,
+    remote: opened.remote,
+    ai: o.ai,
+    uploadResult: uploadResultAction(deps),
+    word: createWordServices(config, o.clean),
+    closing: o.stopping,
+  })
+  return { deps, editor }
 }
 
 /** One worker's heap: a 4 MiB article of the worst shapes under the limits needs about a third. */
