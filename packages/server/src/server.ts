@@ -38,7 +38,7 @@ import {
 } from './routes.js'
 import { shuttingDown, UeError } from './shared/errors.js'
 import { freeBytes } from './shared/free-space.js'
-import { lazyHandler } from './shared/lazy-handler.js'
+import { lazyHandler, lazyOnce } from './shared/lazy-handler.js'
 import { createLogger, silentLogger } from './shared/log.js'
 import { messageFor } from './shared/messages.js'
 import { createMetrics, type MetricsRegistry } from './shared/metrics.js'
@@ -53,7 +53,7 @@ import type { UploadDeps } from './uploads/finish.js'
 import { startUploadSweep } from './uploads/sweep.js'
 import { TUS_EXPOSED_HEADERS, TUS_REQUEST_HEADERS } from './uploads/tus/headers.js'
 import { tusIdOfKey } from './uploads/tus/keys.js'
-import { type TusPlace, tusPlace } from './uploads/tus/stores.js'
+import { tusPlace } from './uploads/tus/stores.js'
 import { createUnfinishedUploads, type UnfinishedUploads } from './uploads/unfinished.js'
 
 export interface UeditorOptions {
@@ -265,9 +265,8 @@ async function services(
   const rules = uploadRules(table)
   // The editor's actions, the upload admission and the Word import load with the first request
   // that needs them: the editor's, a resumable or a direct upload.
-  let made: Promise<Uploading> | undefined
-  const uploading = () => {
-    made ??= uploadingOver(config, opened, {
+  const uploading = lazyOnce(() =>
+    uploadingOver(config, opened, {
       log,
       metrics,
       auth,
@@ -277,22 +276,14 @@ async function services(
       ai,
       clean: cleaner.clean,
       stopping: o.stopping,
-    }).catch((e: unknown) => {
-      made = undefined
-      throw e
-    })
-    return made
-  }
+    }),
+  )
   const editor = lazyHandler(async () => (await uploading()).editor)
   let tus: FetchHandler | undefined
   if (config.tus.enabled) {
     // The tus store and server (@tus/*) load with the first resumable upload, or the first
     // sweep that has a tus upload to remove.
-    let made: Promise<TusPlace> | undefined
-    const place = () => {
-      made ??= tusPlace(config, storage, log)
-      return made
-    }
+    const place = lazyOnce(() => tusPlace(config, storage, log))
     unfinished.register('tus', {
       remove: async (row) => (await place()).remove(row),
       ...(config.storage.driver === 's3'

@@ -3,13 +3,12 @@ import { isLoopbackHost } from '../auth/loopback.js'
 import type { ServerConfig } from '../config/load.js'
 import type { MaterialRepository } from '../db/material-repo.js'
 import { UeError } from '../shared/errors.js'
-import { lazyHandler } from '../shared/lazy-handler.js'
+import { lazyHandler, lazyOnce } from '../shared/lazy-handler.js'
 import type { Metrics } from '../shared/metrics.js'
 import { errorResponse } from '../shared/respond.js'
 import type { FetchHandler, Logger } from '../shared/types.js'
 import { createMaterialsAuth } from './auth.js'
 import { seedDemoMaterials } from './seed.js'
-import type { MaterialsService } from './service.js'
 
 export interface MaterialsApi {
   /** The HTTP API; with `basePath` paths are matched exactly below it, else by their end. */
@@ -48,7 +47,9 @@ export function createMaterialsApi(o: {
   })
   const disabled: FetchHandler = async () => errorResponse(new UeError('UE_NOT_FOUND'))
   // The routes, the service and their schemas load with the first materials request.
-  const service = lazyService(o.repo)
+  const service = lazyOnce(async () =>
+    (await import('./service.js')).createMaterialsService(o.repo),
+  )
   return {
     handler: (basePath) =>
       materials.enabled
@@ -84,19 +85,4 @@ export async function seedOnFirstStart(o: {
     { categories: summary.categories.created, materials: summary.materials.created },
     'materials: loaded the demo materials (materials.seed: false turns this off)',
   )
-}
-
-/** One service for every handler of the API, made with the first of them. */
-function lazyService(repo: MaterialRepository): () => Promise<MaterialsService> {
-  let made: Promise<MaterialsService> | undefined
-  return () => {
-    made ??= import('./service.js').then(
-      ({ createMaterialsService }) => createMaterialsService(repo),
-      (e: unknown) => {
-        made = undefined
-        throw e
-      },
-    )
-    return made
-  }
 }

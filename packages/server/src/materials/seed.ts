@@ -138,7 +138,7 @@ export function demoDigest(): string {
  * Stores the demo materials in an empty library. On SQLite they are written from the rows
  * importing them writes, saved with the code by `npm run save-sqlite-schema`: a first start
  * spent about 25 ms validating them and building the import's statements, the saved rows take
- * about 3 ms. Elsewhere, or when the saved rows are not those of these materials, they are
+ * about 5 ms. Elsewhere, or when the saved rows are not those of these materials, they are
  * imported.
  */
 export async function seedDemoMaterials(repo: MaterialRepository): Promise<ImportSummary> {
