@@ -16,7 +16,6 @@ import {
 import { dropTerms, dropTermsIn, moveTerms, reindexTerms, SHORT_KEYWORD } from './material-terms.js'
 import { type QuerySteps, readAlone, readOne, readSnapshot, rowsOf } from './query-steps.js'
 import type { CategoryRow, DbSchema, MaterialRow } from './schema.js'
-import { SQLITE_DEMO } from './sqlite-demo.generated.js'
 import { restoreRows } from './sqlite-saved-rows.js'
 import type { SyncSnapshots } from './sqlite-snapshots.js'
 
@@ -183,7 +182,10 @@ function repositoryOver(
     saveMaterials: (inputs) => guarded(() => atomically(db, (tx) => saveMaterials(tx, inputs))),
     restoreDemo: (digest) =>
       guarded(async () => {
-        if (postgres || SQLITE_DEMO.digest !== digest) return null
+        if (postgres) return null
+        // Loaded only on the start that seeds.
+        const { SQLITE_DEMO } = await import('./sqlite-demo.generated.js')
+        if (SQLITE_DEMO.digest !== digest) return null
         if (!(await restoreRows(db, SQLITE_DEMO, Date.now()))) return null
         const count = (table: string) =>
           SQLITE_DEMO.tables.find((t) => t.table === table)?.rows.length ?? 0

@@ -1,5 +1,4 @@
 import { type Kysely, sql } from '#kysely'
-import { SQLITE_SCHEMA } from './sqlite-schema.generated.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: the schema as the migrations leave it, not DbSchema
 type AnyDb = Kysely<any>
@@ -29,6 +28,10 @@ export async function createFromSavedSchema(
   db: AnyDb,
   migrations: readonly string[],
 ): Promise<boolean> {
+  // An index in use, the usual case, is told apart by a read, without the write lock.
+  if (!(await isEmpty(db))) return false
+  // Loaded only for a new index.
+  const { SQLITE_SCHEMA } = await import('./sqlite-schema.generated.js')
   const saved = SQLITE_SCHEMA.migrations
   if (saved.length !== migrations.length || saved.some((name, i) => name !== migrations[i]))
     return false
@@ -36,8 +39,7 @@ export async function createFromSavedSchema(
     // Immediate: a second process opening the same new file waits, then finds it not empty.
     await sql`begin immediate`.execute(c)
     try {
-      const { rows } = await sql<{ n: number }>`select count(*) as n from sqlite_schema`.execute(c)
-      if (Number(rows[0]?.n) > 0) {
+      if (!(await isEmpty(c))) {
         await sql`rollback`.execute(c)
         return false
       }
@@ -57,6 +59,11 @@ export async function createFromSavedSchema(
       throw e
     }
   })
+}
+
+async function isEmpty(db: AnyDb): Promise<boolean> {
+  const { rows } = await sql<{ n: number }>`select count(*) as n from sqlite_schema`.execute(db)
+  return Number(rows[0]?.n) === 0
 }
 
 /**

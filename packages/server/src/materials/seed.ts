@@ -5,8 +5,8 @@ import type { ImportSummary } from './transfer.js'
 /**
  * Demo materials for a fresh install, written for this project: typesetting blocks in the
  * style of WeChat article editors (titles, quotes, cards, dividers, endings), in Chinese and
- * English, on inline styles only. Stored through the normal import path, and already in the
- * sanitiser's output form (a test checks that cleaning them changes nothing).
+ * English, on inline styles only. Already in the sanitiser's output form (a test checks that
+ * cleaning them changes nothing), so an import stores them as they are.
  */
 export const DEMO_MATERIALS = {
   version: 1,
