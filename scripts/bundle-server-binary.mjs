@@ -1,21 +1,25 @@
 #!/usr/bin/env node
-// Part of `npm run build`, after tsc: the `ueditor-server` binary as one bundle under
-// packages/server/dist/bin/, built from the compiled modules. Node 20 spends about 40% of a
-// start loading the server's ~190 modules one file at a time; one module graph in a few files
-// takes a fraction of that (docs/architecture.md, "What loads when"). The library the mounts
-// import stays the compiled modules.
+// Part of `npm run build`, after tsc: the `ueditor-server` binary under packages/server/dist/bin/,
+// built from the compiled modules. Node 20 spends about 40% of a start loading the server's ~190
+// modules one file at a time, and most of the rest compiling them (docs/architecture.md, "What
+// loads when"). The library the mounts import stays the compiled modules.
 //
-// - Every `import()` stays a split point: a feature's code loads with its first use, as in the
-//   compiled modules.
+// - `server.cjs`: the server in one CommonJS file. A feature's modules are still initialised
+//   with its first use (esbuild keeps what an `import()` loads behind an init function), but the
+//   file is read and compiled once; scripts/save-server-code-cache.mjs then saves V8's code
+//   cache of a start beside it.
+// - `ueditor-server.cjs`: the bin, scripts/server-binary-loader.cjs, which runs server.cjs with
+//   that cache. The bundle's `import()`s of packages call the loader's (`__ueImport`).
 // - Packages stay packages, imported at run time, except those every start loads (START): they
 //   are bundled with what they import. Optional packages, native ones and those a request loads
 //   first are looked up in node_modules as before, so an absent optional package is still
 //   named by the server and by doctor.
 // - `#zod` is built here from zod/mini itself, as the vendor bundle is (scripts/zod-mini.mjs), so
 //   only the part of zod the server's schemas use is bundled (60 KB of the vendor bundle's 250).
-// - Worker threads start from a file: each worker module is an entry of its own, emitted beside
-//   the chunks under the name the code gives it (`new URL('./worker.js', import.meta.url)`).
-import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+// - Worker threads start from a file: each worker module is an ES module entry of its own,
+//   emitted beside the bundle under the name the code gives it
+//   (`new URL('./worker.js', import.meta.url)`), with the chunks the workers share.
+import { chmodSync, copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -29,8 +33,8 @@ const outdir = join(server, 'dist/bin')
 const START = new Set(['pino', 'prom-client', 'lru-cache', 'ipaddr.js', 'kysely', 'zod'])
 /** Imported by a bundled package, but kept a package: pino's transports start it from its files. */
 const KEEP = new Set(['thread-stream'])
+const MAIN = 'standalone/main.js'
 const WORKERS = {
-  'ueditor-server': 'standalone/main.js',
   worker: 'formula/worker.js',
   'docx-worker': 'word/docx-worker.js',
   'clean-worker': 'documents/clean-worker.js',
@@ -94,26 +98,16 @@ const promClientParts = {
   },
 }
 
-rmSync(outdir, { recursive: true, force: true })
-const result = await build({
-  entryPoints: Object.fromEntries(
-    Object.entries(WORKERS).map(([name, file]) => [name, join(compiled, file)]),
-  ),
+/** What both builds share: the compiled modules, and which packages come into the bundle. */
+const common = {
   outdir,
   absWorkingDir: server,
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
-  chunkNames: 'chunk-[hash]',
   minifyWhitespace: true,
   minifySyntax: true,
   legalComments: 'none',
-  // The bundled CommonJS packages require Node's modules (and KEEP) at run time.
-  banner: {
-    js: "import { createRequire as __ueCreateRequire } from 'node:module'; const require = __ueCreateRequire(import.meta.url);",
-  },
   plugins: [zodFromItsPackage, zodEnglishOnly, promClientParts, packagesOnlyWhereNeeded],
   // From the package itself, not the one-module copy the compiled modules import: Kysely marks
   // its modules free of side effects, so the dialects and builders the server never uses are
@@ -121,21 +115,62 @@ const result = await build({
   alias: { '#kysely': 'kysely' },
   metafile: true,
   logLevel: 'warning',
+}
+
+rmSync(outdir, { recursive: true, force: true })
+const serverBuild = await build({
+  ...common,
+  entryPoints: { server: join(compiled, MAIN) },
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
+  define: { 'import.meta.url': '__ueImportMetaUrl' },
+  banner: { js: "const __ueImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
 })
+const workerBuild = await build({
+  ...common,
+  entryPoints: Object.fromEntries(
+    Object.entries(WORKERS).map(([name, file]) => [name, join(compiled, file)]),
+  ),
+  splitting: true,
+  format: 'esm',
+  chunkNames: 'chunk-[hash]',
+  // The bundled CommonJS packages require Node's modules (and KEEP) at run time.
+  banner: {
+    js: "import { createRequire as __ueCreateRequire } from 'node:module'; const require = __ueCreateRequire(import.meta.url);",
+  },
+})
+
+// The loader runs the bundle; its packages' `import()`s go through the loader's.
+const bundlePath = join(outdir, 'server.cjs')
+let imports = 0
+const bundle = readFileSync(bundlePath, 'utf8')
+  .replace(/^#!.*\n/, '')
+  .replace(/\bimport\(("[^"]+")\)/g, (_, specifier) => {
+    imports += 1
+    return `__ueImport(${specifier})`
+  })
+if (imports === 0 || /\bimport\(/.test(bundle))
+  throw new Error("dist/bin/server.cjs: an import() was not turned into the loader's")
+writeFileSync(bundlePath, bundle)
+copyFileSync(
+  fileURLToPath(new URL('./server-binary-loader.cjs', import.meta.url)),
+  join(outdir, 'ueditor-server.cjs'),
+)
+chmodSync(join(outdir, 'ueditor-server.cjs'), 0o755)
 
 // A worker the code starts by a name no entry was emitted under would fail only when first used.
 const emitted = new Set(readdirSync(outdir))
 for (const file of emitted) {
   const text = readFileSync(join(outdir, file), 'utf8')
-  for (const [, name] of text.matchAll(/new URL\("\.\/([^"]+)",\s*import\.meta\.url\)/g))
+  const started = /new URL\("\.\/([^"]+)",\s*(?:import\.meta\.url|__ueImportMetaUrl)\)/g
+  for (const [, name] of text.matchAll(started))
     if (!emitted.has(name))
       throw new Error(`dist/bin/${file} starts ./${name}, which is not emitted`)
 }
-chmodSync(join(outdir, 'ueditor-server.js'), 0o755)
 
 // The bundled packages' licences, as their licences ask to be kept with copies of them.
 const bundled = new Map()
-for (const input of Object.keys(result.metafile.inputs)) {
+for (const input of [serverBuild, workerBuild].flatMap((b) => Object.keys(b.metafile.inputs))) {
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)
   if (!m || bundled.has(m[1])) continue
   const dir = input.slice(0, m.index + m[0].length)

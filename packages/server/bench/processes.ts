@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim())
-const STANDALONE = fileURLToPath(new URL('../bin/ueditor-server.js', import.meta.url))
+const STANDALONE = fileURLToPath(new URL('../bin/ueditor-server.cjs', import.meta.url))
 const BARE = fileURLToPath(new URL('./bare-server.js', import.meta.url))
 const START_TIMEOUT_MS = 60_000
 

@@ -48,7 +48,7 @@ test('the server tarball holds the compiled code, its types, the bin, README and
   const packed = packList('packages/server')
   const paths = new Set(packed.files.map((f) => f.path))
   assertEntriesPacked('packages/server', paths)
-  for (const f of ['package.json', 'README.md', 'LICENSE', 'dist/bin/ueditor-server.js'])
+  for (const f of ['package.json', 'README.md', 'LICENSE', 'dist/bin/ueditor-server.cjs'])
     assert.ok(paths.has(f), f)
   const stray = [...paths].filter(
     (p) =>
@@ -61,7 +61,7 @@ test('the server tarball holds the compiled code, its types, the bin, README and
       p.includes('dist/tests'),
   )
   assert.deepEqual(stray, [])
-  const main = readFileSync(`${ROOT}packages/server/dist/bin/ueditor-server.js`, 'utf8')
+  const main = readFileSync(`${ROOT}packages/server/dist/bin/ueditor-server.cjs`, 'utf8')
   assert.ok(main.startsWith('#!/usr/bin/env node\n'), 'the bin starts with a node shebang')
 })
 
@@ -146,7 +146,7 @@ for (const dir of ['packages/server', 'packages/loaders']) {
 test('every path --help names is a file or folder the server tarball holds', () => {
   const help = execFileSync(
     process.execPath,
-    [`${ROOT}packages/server/dist/bin/ueditor-server.js`, '--help'],
+    [`${ROOT}packages/server/dist/bin/ueditor-server.cjs`, '--help'],
     { encoding: 'utf8' },
   )
   const packageRoot = `${ROOT}packages/server/`

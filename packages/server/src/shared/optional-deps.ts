@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import { UeError } from './errors.js'
 
 /**
@@ -59,7 +60,7 @@ export function neededPackages(config: Settings): Needed[] {
 /** Whether `name` (an npm package) can be found from this package, without loading it. */
 export function installed(name: string): boolean {
   try {
-    import.meta.resolve(PROBES[name] ?? name)
+    createRequire(import.meta.url).resolve(PROBES[name] ?? name)
     return true
   } catch (e) {
     return !notFound(e, name)

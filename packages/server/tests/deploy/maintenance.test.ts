@@ -16,7 +16,7 @@ import { type TestContext, test } from '../helpers/test.js'
 
 // Tests run from packages/server/dist/tests/deploy; the guides are at the repository's root.
 const DOCS = fileURLToPath(new URL('../../../../../docs/', import.meta.url))
-const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
 
 /** The fenced block of a guide whose first line is `firstLine`, as written. */
 function documentedBlock(guide: string, firstLine: string): string {

@@ -589,7 +589,7 @@ test('behind the documented nginx site, two clients with different addresses get
   )
 })
 
-const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
 
 interface CliNode {
   child: ChildProcess

@@ -13,7 +13,7 @@ import { environmentSources, resolveEnvironment, systemdReading } from '../helpe
 import { tempDir } from '../helpers/temp-dir.js'
 import { type TestContext, test } from '../helpers/test.js'
 
-const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
 const UNITS = '/etc/systemd/system'
 const EDITOR_TOKEN = 'editor-token-0123456789abcdef'
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef'

@@ -15,7 +15,7 @@ import { listeningUrl } from '../helpers/server-process.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { type TestContext, test } from '../helpers/test.js'
 
-const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
 
 interface Standalone {
   child: ChildProcess

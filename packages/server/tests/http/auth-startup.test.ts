@@ -10,7 +10,7 @@ import { eventually } from '../helpers/eventually.js'
 import { listeningUrl } from '../helpers/server-process.js'
 import { test } from '../helpers/test.js'
 
-const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
 
 /** Runs the binary to its exit; it must stop before listening, so it never binds. */
 async function runToExit(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {

@@ -16,7 +16,7 @@ import { startTestServer, type TestServer } from '../helpers/start-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { describe, type TestContext, test } from '../helpers/test.js'
 
-const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
 
 const AUTH: ServerConfigInput = {
   auth: { mode: 'tokens', tokens: TOKENS, adminUsers: ['root'] },

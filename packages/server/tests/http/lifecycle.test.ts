@@ -15,7 +15,7 @@ import { metric, startTestServer, type TestServer } from '../helpers/start-serve
 import { tempDir } from '../helpers/temp-dir.js'
 import { test } from '../helpers/test.js'
 
-const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
 
 test('healthz answers ok while the process runs', async (t) => {
   const srv = await startTestServer(t)

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ENV_VARS } from '../../src/config/env-var-table.js'
 import { startServer } from '../../src/standalone/serve.js'
-import { runCli } from '../helpers/cli.js'
+import { runCli, runToEnd } from '../helpers/cli.js'
 import { test } from '../helpers/test.js'
 
 const PACKAGE = JSON.parse(
@@ -25,6 +25,26 @@ async function occupiedPort(t: { after(fn: () => Promise<void>): void }): Promis
 test('ueditor-server --version prints the package version', async () => {
   const out = await runCli(['--version'])
   assert.equal(out.code, 0)
+  assert.equal(out.stdout, `${PACKAGE.version}\n`)
+})
+
+/** Whether this Node's V8 takes the binary's saved code cache, under `flags`. */
+async function codeCacheTaken(flags: string[]): Promise<boolean> {
+  const loader = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
+  const probe = `process.stdout.write(String(!require(${JSON.stringify(loader)}).compileBundle().cachedDataRejected))`
+  const out = await runToEnd(process.execPath, [...flags, '-e', probe])
+  assert.equal(out.code, 0, out.stderr)
+  return out.stdout === 'true'
+}
+
+test('the binary starts from the code cache its build saved, and from its source when V8 cannot take the cache', async () => {
+  assert.equal(await codeCacheTaken([]), true)
+  // A V8 flag that changes how code is compiled makes V8 refuse a cache made without it.
+  const flags = ['--no-lazy-feedback-allocation']
+  assert.equal(await codeCacheTaken(flags), false)
+  const main = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
+  const out = await runToEnd(process.execPath, [...flags, main, '--version'])
+  assert.equal(out.code, 0, out.stderr)
   assert.equal(out.stdout, `${PACKAGE.version}\n`)
 })
 
@@ -113,7 +133,7 @@ const RELATIVE_URLS_WARNING =
 
 /** Starts the binary, waits for its banner, stops it with SIGTERM; returns its stderr lines. */
 async function startAndStop(env: NodeJS.ProcessEnv): Promise<string[]> {
-  const main = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
+  const main = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
   const child = spawn(process.execPath, [main], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Finished, runToEnd } from '../helpers/cli.js'
@@ -8,7 +8,7 @@ import { listeningUrl, untilReady } from '../helpers/server-process.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { test } from '../helpers/test.js'
 
-const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
 const WATCH = fileURLToPath(new URL('../helpers/module-watch.js', import.meta.url))
 const DEADLINE = { timeout: 90_000 }
 
@@ -45,6 +45,34 @@ function packagesIn(record: string): Set<string> {
     if (m) found.add(m[1] as string)
   }
   return found
+}
+
+/**
+ * Which of the bundle's modules ran, from the V8 coverage a process wrote to `dir`
+ * (`NODE_V8_COVERAGE`). The bundle keeps each module that an `import()` loads behind an init
+ * function named by the module's path (`dist/src/standalone/serve.js`); a module whose init
+ * never ran was never initialised.
+ */
+function bundleModulesRun(dir: string): Map<string, boolean> {
+  const run = new Map<string, boolean>()
+  for (const file of readdirSync(dir)) {
+    const report = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+      result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[]
+    }
+    for (const script of report.result.filter((s) => s.url.endsWith('/dist/bin/server.cjs')))
+      for (const fn of script.functions)
+        if (fn.functionName.startsWith('dist/src/'))
+          run.set(fn.functionName, (fn.ranges[0]?.count ?? 0) > 0)
+  }
+  return run
+}
+
+/** Asserts that each of `modules` is in the bundle and was not initialised. */
+function assertNotRun(run: Map<string, boolean>, modules: string[], when: string): void {
+  for (const module of modules) {
+    assert.ok(run.has(module), `${module} is not a module the bundle loads later`)
+    assert.equal(run.get(module), false, `${when} ran ${module}`)
+  }
 }
 
 /** `ueditor-server <args>` under module-watch.ts, to its end. */
@@ -90,7 +118,7 @@ test(
     // The binary is one bundle: none of the server's compiled modules, nor the packages every
     // start needs, load from their own files.
     const text = readFileSync(record, 'utf8')
-    assert.match(text, /dist\/bin\/ueditor-server\.js/)
+    assert.match(text, /dist\/bin\/ueditor-server\.cjs/)
     assert.doesNotMatch(text, /dist\/src\//)
     for (const bundled of ['kysely', 'zod', 'pino', 'prom-client', 'lru-cache', 'ipaddr.js'])
       assert.ok(!loaded.has(bundled), `${bundled} loaded from its package`)
@@ -108,23 +136,58 @@ test(
 )
 
 test(
-  '--version and --help load none of the server: no database, config schema or logger',
+  "a server started on the defaults runs none of the editor's actions, the upload admission or the materials API until a request uses them",
+  DEADLINE,
+  async (t) => {
+    const dir = await tempDir(t, 'ueditor-loading-')
+    const coverage = join(dir, 'coverage')
+    await serveUntilReady({ UEDITOR_DATA_DIR: join(dir, 'data'), NODE_V8_COVERAGE: coverage }, dir)
+    const run = bundleModulesRun(coverage)
+    assert.equal(run.get('dist/src/server.js'), true, 'the coverage is read')
+    assertNotRun(
+      run,
+      [
+        'dist/src/editor/dispatch.js',
+        'dist/src/editor/actions/upload.js',
+        'dist/src/admission/admit.js',
+        'dist/src/materials/routes.js',
+        'dist/src/materials/service.js',
+        'dist/src/word/importer.js',
+        'dist/src/standalone/doctor.js',
+      ],
+      'a start',
+    )
+  },
+)
+
+test(
+  '--version and --help run none of the server: no database, config schema or logger',
   DEADLINE,
   async (t) => {
     const dir = await tempDir(t, 'ueditor-loading-')
     for (const flag of ['--version', '--help']) {
       const record = join(dir, `${flag}.txt`)
-      const out = await runWatched([flag], { UE_TEST_MODULES_RECORD: record }, dir)
+      const coverage = join(dir, `${flag}-coverage`)
+      const out = await runWatched(
+        [flag],
+        { UE_TEST_MODULES_RECORD: record, NODE_V8_COVERAGE: coverage },
+        dir,
+      )
       assert.equal(out.code, 0, out.stderr)
       assert.deepEqual([...packagesIn(record)], [], flag)
-      // The bundle's chunks it loaded hold none of the server, its config schema or the index.
-      const chunks = readFileSync(record, 'utf8')
-        .split('\n')
-        .filter((line) => line.includes('/dist/bin/'))
-        .map((line) => readFileSync(fileURLToPath(line), 'utf8'))
-      assert.ok(chunks.length > 0, `${flag}: the record names the chunks loaded`)
-      for (const name of ['createUeditorServer', 'ServerConfigSchema', 'openMetadataStore'])
-        assert.ok(!chunks.some((c) => c.includes(name)), `${flag} loaded ${name}`)
+      const run = bundleModulesRun(coverage)
+      assert.equal(run.get('dist/src/standalone/args.js'), true, `${flag}: the coverage is read`)
+      assertNotRun(
+        run,
+        [
+          'dist/src/standalone/serve.js',
+          'dist/src/server.js',
+          'dist/src/config/schema.js',
+          'dist/src/shared/log.js',
+          'dist/src/db/open.js',
+        ],
+        flag,
+      )
     }
   },
 )

@@ -7,7 +7,7 @@ import { png } from '../helpers/fixtures.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { test } from '../helpers/test.js'
 
-const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
 const TOKENS = 'alice:alice-token-0123456789abcdef'
 
 interface Run {
@@ -284,7 +284,7 @@ test('the README’s first-run command, as written, starts a server that takes a
   const scripts = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')).scripts
   assert.equal(
     scripts.start,
-    'npm run build --silent && node packages/server/dist/bin/ueditor-server.js',
+    'npm run build --silent && node packages/server/dist/bin/ueditor-server.cjs',
   )
   const env = Object.fromEntries(
     (m[1] as string)

@@ -8,7 +8,7 @@ import { fakeLibreOffice, INSTALL_LIBREOFFICE, SOFFICE } from '../helpers/libreo
 import { tempDir } from '../helpers/temp-dir.js'
 import { describe, type TestContext, test } from '../helpers/test.js'
 
-const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../../bin/ueditor-server.cjs', import.meta.url))
 const INSTALL = 'apt-get install -y libreoffice-draw-nogui libreoffice-writer-nogui'
 
 /** `ueditor-server doctor` with a fresh data folder and `env`: its `word` line and the one after. */
