@@ -102,7 +102,7 @@ async function startUnit(
 ): Promise<Node> {
   const sources = environmentSources(name, await unitTexts(root, name))
   const exec =
-    /^\/usr\/bin\/node \/opt\/ueditor\/node_modules\/@ueditor-backend\/server\/dist\/bin\/ueditor-server\.js$/
+    /^\/usr\/bin\/node \/opt\/ueditor\/node_modules\/@ueditor-backend\/server\/dist\/bin\/ueditor-server\.cjs$/
   assert.match(sources.keys.get('ExecStart') ?? '', exec, `${name} starts the installed server`)
   const cwd = join(root, sources.keys.get('WorkingDirectory') ?? '/')
   await mkdir(cwd, { recursive: true })
