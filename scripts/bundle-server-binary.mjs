@@ -152,6 +152,7 @@ const bundle = readFileSync(bundlePath, 'utf8')
 if (imports === 0 || /\bimport\(/.test(bundle))
   throw new Error("dist/bin/server.cjs: an import() was not turned into the loader's")
 writeFileSync(bundlePath, bundle)
+chmodSync(bundlePath, 0o644)
 copyFileSync(
   fileURLToPath(new URL('./server-binary-loader.cjs', import.meta.url)),
   join(outdir, 'ueditor-server.cjs'),
