@@ -53,16 +53,21 @@ const exited = new Promise((resolve) => child.once('exit', resolve))
 
 try {
   const deadline = Date.now() + DEADLINE_MS
+  const left = () => Math.max(1, deadline - Date.now())
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the server stopped:\n${output}`)
     if (Date.now() > deadline) throw new Error(`the server was not ready in time:\n${output}`)
     const url = /http:\/\/127\.0\.0\.1:\d+/.exec(output)?.[0]
-    const ready = url && (await fetch(`${url}/readyz`).catch(() => undefined))
+    const signal = AbortSignal.timeout(left())
+    const ready = url && (await fetch(`${url}/readyz`, { signal }).catch(() => undefined))
     if (ready?.status === 200) break
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
   child.send('save')
-  if ((await exited) !== 0) throw new Error(`saving the code cache failed:\n${output}`)
+  const late = setTimeout(() => child.kill('SIGKILL'), left())
+  const code = await exited
+  clearTimeout(late)
+  if (code !== 0) throw new Error(`saving the code cache failed (exit ${code}):\n${output}`)
 } finally {
   child.kill('SIGKILL')
   rmSync(dir, { recursive: true, force: true })

@@ -87,8 +87,10 @@ export async function importMaterials(
       const before = existing.get(c.id)
       if (unchanged(before, c, CATEGORY_FIELDS)) summary.categories.unchanged++
       else {
-        byLevel[levelOf(c.id)] ??= []
-        byLevel[levelOf(c.id)]?.push(c)
+        const level = levelOf(c.id)
+        const batch = byLevel[level]
+        if (batch) batch.push(c)
+        else byLevel[level] = [c]
         summary.categories[before ? 'updated' : 'created']++
       }
     }
